@@ -1,0 +1,280 @@
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "io/io.hpp"
+#include "io/json_reader.hpp"
+#include "util/error.hpp"
+#include "util/text.hpp"
+
+namespace topsim {
+
+namespace {
+
+// Each model lists the parameters it set (dotted paths such as "memory.bandwidth"); its
+// "sources" object must cite every one of them, by the same path or by a parent ("memory"),
+// and may not cite parameters that do not exist. A number without a source is a defect.
+class SourcedParameters {
+ public:
+  void add(const std::string& path) { paths_.push_back(path); }
+
+  Sources read(ObjectReader& reader) const {
+    const Json& value = reader.required("sources");
+    SourceRef where = reader.at("sources");
+    expect_object(value, where);
+    Sources sources;
+    for (const auto& item : value.items()) sources[item.key()] = read_string(item.value(), where.at(item.key()));
+    for (const auto& [key, text] : sources) {
+      bool names_parameter = std::any_of(paths_.begin(), paths_.end(), [&](const std::string& path) {
+        return path == key || path.rfind(key + ".", 0) == 0;
+      });
+      if (!names_parameter)
+        fail(where.at(key), "source given for '" + key + "', which is not a parameter of this model; parameters: " +
+                                join(paths_, ", "));
+    }
+    for (const auto& path : paths_) {
+      bool cited = false;
+      for (std::string prefix = path;; prefix = prefix.substr(0, prefix.rfind('.'))) {
+        if (sources.count(prefix) != 0) cited = true;
+        if (cited || prefix.find('.') == std::string::npos) break;
+      }
+      if (!cited) fail(where, "no source for parameter '" + path + "'; every number in models/ says where it came from");
+    }
+    return sources;
+  }
+
+ private:
+  std::vector<std::string> paths_;
+};
+
+template <typename Enum>
+Enum read_enum(ObjectReader& reader, const std::string& key, const std::vector<std::pair<std::string, Enum>>& names) {
+  std::string text = reader.string(key);
+  std::vector<std::string> valid;
+  for (const auto& [name, value] : names) {
+    if (name == text) return value;
+    valid.push_back(name);
+  }
+  fail(reader.at(key), unknown_name_message(key, text, valid));
+}
+
+LinkModel read_link(const std::string& name, const Json& value, const SourceRef& where) {
+  ObjectReader r(value, where);
+  LinkModel m;
+  m.name = name;
+  m.where = where;
+  SourcedParameters params;
+  m.description = r.string("description");
+  m.kind = read_enum<LinkKind>(r, "kind",
+                               {{"nvlink", LinkKind::nvlink}, {"pcie", LinkKind::pcie}, {"socket", LinkKind::socket},
+                                {"numa", LinkKind::numa}, {"network", LinkKind::network}});
+  m.bandwidth_Bps = r.quantity("bandwidth", Quantity::bandwidth);
+  m.efficiency = r.number("efficiency", 0, 1, true);
+  m.latency_s = r.quantity("latency", Quantity::time);
+  for (const char* key : {"bandwidth", "efficiency", "latency"}) params.add(key);
+  if (m.kind == LinkKind::pcie) {
+    m.lanes = r.integer("lanes", 1, 32);
+    params.add("lanes");
+  }
+  m.sources = params.read(r);
+  r.finish();
+  return m;
+}
+
+const std::vector<std::string>& known_dtypes() {
+  static const std::vector<std::string> dtypes = {"fp64", "fp64_tensor", "fp32", "tf32_tensor", "fp16",
+                                                  "fp16_tensor", "bf16_tensor", "fp8_tensor", "int8_tensor"};
+  return dtypes;
+}
+
+GpuModel read_gpu(const std::string& name, const Json& value, const SourceRef& where) {
+  ObjectReader r(value, where);
+  GpuModel m;
+  m.name = name;
+  m.where = where;
+  SourcedParameters params;
+  m.description = r.string("description");
+  m.architecture = r.string("architecture");
+  const std::vector<std::string> architectures = {"pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell"};
+  if (std::find(architectures.begin(), architectures.end(), m.architecture) == architectures.end())
+    fail(r.at("architecture"), unknown_name_message("architecture", m.architecture, architectures));
+  if (const Json* nvlink = r.optional("nvlink")) {
+    ObjectReader n(*nvlink, r.at("nvlink"));
+    m.nvlink_model = n.string("model");
+    m.nvlink_count = n.integer("links", 1, 64);
+    n.finish();
+    params.add("nvlink.model");
+    params.add("nvlink.links");
+  }
+  m.pcie_model = r.string("pcie");
+  m.peer_over_pcie = r.boolean("peer_over_pcie");
+  params.add("pcie");
+  params.add("peer_over_pcie");
+  {
+    ObjectReader mem(r.required("memory"), r.at("memory"));
+    m.memory_B = mem.quantity("capacity", Quantity::size);
+    m.memory_Bps = mem.quantity("bandwidth", Quantity::bandwidth);
+    mem.finish();
+    params.add("memory.capacity");
+    params.add("memory.bandwidth");
+  }
+  {
+    const Json& math = r.required("math");
+    SourceRef math_where = r.at("math");
+    expect_object(math, math_where);
+    if (math.empty()) fail(math_where, "at least one data type is needed; known: " + join(known_dtypes(), ", "));
+    for (const auto& item : math.items()) {
+      SourceRef at = math_where.at(item.key());
+      const auto& dtypes = known_dtypes();
+      if (std::find(dtypes.begin(), dtypes.end(), item.key()) == dtypes.end())
+        fail(at, unknown_name_message("data type", item.key(), dtypes));
+      ObjectReader rate(item.value(), at);
+      MathRate mr;
+      mr.dense_flops_per_s = rate.quantity("dense", Quantity::flop_rate);
+      params.add("math." + item.key() + ".dense");
+      if (auto sparse = rate.optional_quantity("sparse", Quantity::flop_rate)) {
+        mr.sparse_flops_per_s = *sparse;
+        params.add("math." + item.key() + ".sparse");
+      }
+      rate.finish();
+      m.math[item.key()] = mr;
+    }
+  }
+  {
+    ObjectReader copy(r.required("copy"), r.at("copy"));
+    m.copy.write_latency_s = copy.quantity("write_latency", Quantity::time);
+    m.copy.memcpy_latency_s = copy.quantity("memcpy_latency", Quantity::time);
+    params.add("copy.write_latency");
+    params.add("copy.memcpy_latency");
+    if ((m.copy.staging_Bps = copy.optional_quantity("staging_bandwidth", Quantity::bandwidth)))
+      params.add("copy.staging_bandwidth");
+    if ((m.copy.bidirectional_Bps = copy.optional_quantity("bidirectional_bandwidth", Quantity::bandwidth)))
+      params.add("copy.bidirectional_bandwidth");
+    copy.finish();
+  }
+  m.sources = params.read(r);
+  r.finish();
+  return m;
+}
+
+SwitchModel read_switch(const std::string& name, const Json& value, const SourceRef& where) {
+  ObjectReader r(value, where);
+  SwitchModel m;
+  m.name = name;
+  m.where = where;
+  SourcedParameters params;
+  m.description = r.string("description");
+  m.kind = read_enum<SwitchKind>(r, "kind", {{"nvswitch", SwitchKind::nvswitch}, {"pcie", SwitchKind::pcie}});
+  if (m.kind == SwitchKind::nvswitch) {
+    m.ports = r.integer("ports", 1, 1024);
+    m.nvlink_model = r.string("nvlink_model");
+    params.add("ports");
+    params.add("nvlink_model");
+  } else {
+    m.lanes = r.integer("lanes", 1, 1024);
+    params.add("lanes");
+  }
+  m.latency_s = r.quantity("latency", Quantity::time);
+  params.add("latency");
+  m.sources = params.read(r);
+  r.finish();
+  return m;
+}
+
+CpuModel read_cpu(const std::string& name, const Json& value, const SourceRef& where) {
+  ObjectReader r(value, where);
+  CpuModel m;
+  m.name = name;
+  m.where = where;
+  SourcedParameters params;
+  m.description = r.string("description");
+  m.pcie_lanes = r.integer("pcie_lanes", 1, 1024);
+  m.memory_Bps = r.quantity("memory_bandwidth", Quantity::bandwidth);
+  m.latency_s = r.quantity("latency", Quantity::time);
+  m.shared_host_bridge = r.boolean("shared_host_bridge");
+  for (const char* key : {"pcie_lanes", "memory_bandwidth", "latency", "shared_host_bridge"}) params.add(key);
+  m.sources = params.read(r);
+  r.finish();
+  return m;
+}
+
+NicModel read_nic(const std::string& name, const Json& value, const SourceRef& where) {
+  ObjectReader r(value, where);
+  NicModel m;
+  m.name = name;
+  m.where = where;
+  SourcedParameters params;
+  m.description = r.string("description");
+  m.port_model = r.string("port_model");
+  m.ports = r.integer("ports", 1, 16);
+  m.pcie_model = r.string("pcie");
+  for (const char* key : {"port_model", "ports", "pcie"}) params.add(key);
+  m.sources = params.read(r);
+  r.finish();
+  return m;
+}
+
+void check_model_name(const std::string& name, const SourceRef& where) {
+  bool ok = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_';
+  });
+  if (!ok) fail(where, "model name '" + name + "' may use only a-z, 0-9, '-', '_' and '.'");
+}
+
+template <typename Reader>
+void read_section(Catalog& catalog, ObjectReader& file, const std::string& key, Reader reader) {
+  const Json* section = file.optional(key);
+  if (section == nullptr) return;
+  SourceRef where = file.at(key);
+  expect_object(*section, where);
+  for (const auto& item : section->items()) {
+    check_model_name(item.key(), where.at(item.key()));
+    catalog.add(reader(item.key(), item.value(), where.at(item.key())));
+  }
+}
+
+}  // namespace
+
+std::string read_text_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path, "", "is a directory, expected a file");
+  FILE* file = std::fopen(path.c_str(), "rb");
+  if (file == nullptr) throw InputError(path, "", std::string("cannot open: ") + std::strerror(errno));
+  std::string text;
+  char buffer[65536];
+  std::size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, file)) > 0) text.append(buffer, n);
+  bool failed = std::ferror(file) != 0;
+  std::fclose(file);
+  if (failed) throw InputError(path, "", "read error");
+  return text;
+}
+
+Catalog load_catalog(const std::string& models_dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(models_dir, ec))
+    throw InputError(models_dir, "", "models directory not found (set it with --models DIR)");
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(models_dir, ec))
+    if (entry.is_regular_file() && entry.path().extension() == ".json") files.push_back(entry.path().string());
+  std::sort(files.begin(), files.end());
+  if (files.empty()) throw InputError(models_dir, "", "no *.json model files in this directory");
+  Catalog catalog;
+  for (const auto& path : files) {
+    Json document = parse_json_text(read_text_file(path), path);
+    ObjectReader file(document, SourceRef{path, ""});
+    file.optional_string("description");
+    read_section(catalog, file, "link_models", read_link);
+    read_section(catalog, file, "gpu_models", read_gpu);
+    read_section(catalog, file, "switch_models", read_switch);
+    read_section(catalog, file, "cpu_models", read_cpu);
+    read_section(catalog, file, "nic_models", read_nic);
+    file.finish();
+  }
+  catalog.check_references();
+  return catalog;
+}
+
+}  // namespace topsim

@@ -1,0 +1,28 @@
+#pragma once
+// Reading topsim's JSON inputs into plain structs. This module is the only reader of JSON:
+// everything above it sees Catalog / TopologySpec / ValidationSpec, never nlohmann::json.
+#include <string>
+#include <vector>
+
+#include "model/catalog.hpp"
+#include "model/topology_spec.hpp"
+#include "model/validation_spec.hpp"
+
+namespace topsim {
+
+/// Whole file as text; InputError(path, "", reason) when it cannot be read.
+std::string read_text_file(const std::string& path);
+
+/// Every *.json file of a models directory merged into one catalog, files in name order.
+/// Rejects unknown keys, missing parameters, parameters without a source, bad units, and dangling
+/// references between models.
+Catalog load_catalog(const std::string& models_dir);
+
+/// A topology file parsed and checked for syntax, types, units and unknown keys. Semantic checks
+/// (references, port counts) happen when the Topology is built.
+TopologySpec load_topology_spec(const std::string& path);
+
+/// Published measurements of a scenarios/validation/*.json file.
+std::vector<ValidationRow> load_validation_rows(const std::string& path);
+
+}  // namespace topsim

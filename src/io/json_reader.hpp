@@ -1,0 +1,62 @@
+#pragma once
+// Internal to io: strict reading of JSON objects with the place of every value in hand.
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "model/source_ref.hpp"
+#include "util/units.hpp"
+
+namespace topsim {
+
+using Json = nlohmann::json;
+
+/// Parses text, reporting syntax errors as file:line:col and rejecting duplicate keys (which
+/// nlohmann would silently collapse to the last one).
+Json parse_json_text(const std::string& text, const std::string& file);
+
+/// Human name of a JSON value's type for error messages: "a string", "the number 3".
+std::string describe(const Json& value);
+
+/// Reads the members of one JSON object. Every key read is marked as known; finish() then
+/// rejects the rest with a "did you mean" hint, so a typo never becomes a silent default.
+class ObjectReader {
+ public:
+  ObjectReader(const Json& object, SourceRef where);
+
+  bool has(const std::string& key) const;
+  const Json& required(const std::string& key);
+  const Json* optional(const std::string& key);
+
+  std::string string(const std::string& key);
+  std::optional<std::string> optional_string(const std::string& key);
+  double quantity(const std::string& key, Quantity kind);
+  std::optional<double> optional_quantity(const std::string& key, Quantity kind);
+  /// A plain number within [min, max]; `min_open` excludes min itself.
+  double number(const std::string& key, double min, double max, bool min_open);
+  std::optional<double> optional_number(const std::string& key, double min, double max, bool min_open);
+  int integer(const std::string& key, int min, int max);
+  std::optional<int> optional_integer(const std::string& key, int min, int max);
+  bool boolean(const std::string& key);
+
+  const SourceRef& where() const { return where_; }
+  SourceRef at(const std::string& key) const { return where_.at(key); }
+
+  /// Throws on the first key that was never read, listing the valid ones.
+  void finish() const;
+
+ private:
+  const Json& object_;
+  SourceRef where_;
+  std::set<std::string> known_;
+};
+
+/// Value readers usable on any JSON value (array elements, map entries).
+std::string read_string(const Json& value, const SourceRef& where);
+double read_quantity(const Json& value, const SourceRef& where, Quantity kind);
+void expect_object(const Json& value, const SourceRef& where);
+void expect_array(const Json& value, const SourceRef& where);
+[[noreturn]] void fail(const SourceRef& where, const std::string& message);
+
+}  // namespace topsim

@@ -1,0 +1,104 @@
+#include "model/catalog.hpp"
+
+#include "util/error.hpp"
+#include "util/text.hpp"
+
+namespace topsim {
+
+const char* to_string(LinkKind kind) {
+  switch (kind) {
+    case LinkKind::nvlink: return "nvlink";
+    case LinkKind::pcie: return "pcie";
+    case LinkKind::socket: return "socket";
+    case LinkKind::numa: return "numa";
+    case LinkKind::network: return "network";
+  }
+  return "?";
+}
+
+namespace {
+
+template <typename Model>
+const Model& find(const std::map<std::string, Model>& models, const std::string& name, const SourceRef& where,
+                  const char* what) {
+  auto it = models.find(name);
+  if (it != models.end()) return it->second;
+  std::vector<std::string> known;
+  for (const auto& entry : models) known.push_back(entry.first);
+  throw InputError(where.file, where.pointer, unknown_name_message(what, name, known));
+}
+
+}  // namespace
+
+void Catalog::claim_name(const std::string& name, const SourceRef& where) {
+  auto [it, fresh] = names_.emplace(name, where);
+  if (!fresh)
+    throw InputError(where.file, where.pointer,
+                     "duplicate model name '" + name + "' (first defined at " + it->second.file + ":" +
+                         it->second.pointer + "); model names are unique across all models/ files");
+}
+
+void Catalog::add(LinkModel model) {
+  claim_name(model.name, model.where);
+  links_.emplace(model.name, std::move(model));
+}
+void Catalog::add(GpuModel model) {
+  claim_name(model.name, model.where);
+  gpus_.emplace(model.name, std::move(model));
+}
+void Catalog::add(SwitchModel model) {
+  claim_name(model.name, model.where);
+  switches_.emplace(model.name, std::move(model));
+}
+void Catalog::add(CpuModel model) {
+  claim_name(model.name, model.where);
+  cpus_.emplace(model.name, std::move(model));
+}
+void Catalog::add(NicModel model) {
+  claim_name(model.name, model.where);
+  nics_.emplace(model.name, std::move(model));
+}
+
+const LinkModel& Catalog::link(const std::string& name, const SourceRef& where) const {
+  return find(links_, name, where, "link model");
+}
+const GpuModel& Catalog::gpu(const std::string& name, const SourceRef& where) const {
+  return find(gpus_, name, where, "GPU model");
+}
+const SwitchModel& Catalog::switch_model(const std::string& name, const SourceRef& where) const {
+  return find(switches_, name, where, "switch model");
+}
+const CpuModel& Catalog::cpu(const std::string& name, const SourceRef& where) const {
+  return find(cpus_, name, where, "CPU model");
+}
+const NicModel& Catalog::nic(const std::string& name, const SourceRef& where) const {
+  return find(nics_, name, where, "NIC model");
+}
+
+namespace {
+
+void expect_kind(const Catalog& catalog, const std::string& name, LinkKind kind, const SourceRef& where) {
+  const LinkModel& model = catalog.link(name, where);
+  if (model.kind != kind)
+    throw InputError(where.file, where.pointer,
+                     "link model '" + name + "' is of kind " + to_string(model.kind) + ", expected a link model of kind " +
+                         to_string(kind));
+}
+
+}  // namespace
+
+void Catalog::check_references() const {
+  for (const auto& [name, gpu] : gpus_) {
+    if (!gpu.nvlink_model.empty()) expect_kind(*this, gpu.nvlink_model, LinkKind::nvlink, gpu.where.at("nvlink").at("model"));
+    expect_kind(*this, gpu.pcie_model, LinkKind::pcie, gpu.where.at("pcie"));
+  }
+  for (const auto& [name, model] : switches_)
+    if (model.kind == SwitchKind::nvswitch)
+      expect_kind(*this, model.nvlink_model, LinkKind::nvlink, model.where.at("nvlink_model"));
+  for (const auto& [name, nic] : nics_) {
+    expect_kind(*this, nic.port_model, LinkKind::network, nic.where.at("port_model"));
+    expect_kind(*this, nic.pcie_model, LinkKind::pcie, nic.where.at("pcie"));
+  }
+}
+
+}  // namespace topsim

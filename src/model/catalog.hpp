@@ -1,0 +1,135 @@
+#pragma once
+// Device and link parameter sets, as loaded from models/*.json. Plain data: no JSON here.
+// Every quantity is SI (bytes, seconds, bytes/s, FLOP/s) and every parameter carries the
+// sentence that says where its number came from (`sources`, keyed by dotted parameter path).
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/source_ref.hpp"
+
+namespace topsim {
+
+enum class LinkKind { nvlink, pcie, socket, numa, network };
+const char* to_string(LinkKind kind);
+
+using Sources = std::map<std::string, std::string>;
+
+struct LinkModel {
+  std::string name;
+  std::string description;
+  LinkKind kind = LinkKind::nvlink;
+  double bandwidth_Bps = 0;  ///< one link, one direction, line rate (after encoding)
+  double efficiency = 1;     ///< fraction of bandwidth_Bps that bulk transfers achieve, in (0, 1]
+  double latency_s = 0;      ///< one hop, wire plus SerDes
+  int lanes = 0;             ///< PCIe width (16 for x16); 0 for other kinds
+  Sources sources;
+  SourceRef where;
+};
+
+/// Peak math throughput of one data type, dense and with 2:4 structured sparsity (0 = no sparse path).
+struct MathRate {
+  double dense_flops_per_s = 0;
+  double sparse_flops_per_s = 0;
+};
+
+/// How CUDA copies behave on this GPU generation: what p2pBandwidthLatencyTest-style copies cost.
+struct CopyModel {
+  double write_latency_s = 0;    ///< SM store to a peer, end-to-end minus the links' own latency
+  double memcpy_latency_s = 0;   ///< cudaMemcpy API + copy-engine launch, per copy
+  std::optional<double> staging_Bps;        ///< host-staged copies through this GPU, both directions together
+  std::optional<double> bidirectional_Bps;  ///< copy-engine traffic in + out of this GPU together
+};
+
+struct GpuModel {
+  std::string name;
+  std::string description;
+  std::string architecture;     ///< "pascal", "volta", "ampere", "hopper", "ada"
+  std::string nvlink_model;     ///< link model name of its NVLinks, "" when it has none
+  int nvlink_count = 0;
+  std::string pcie_model;       ///< link model name of its host interface
+  bool peer_over_pcie = true;   ///< whether the driver allows P2P over PCIe (GeForce 40xx: no)
+  double memory_B = 0;
+  double memory_Bps = 0;
+  std::map<std::string, MathRate> math;  ///< by dtype key, e.g. "fp16_tensor"
+  CopyModel copy;
+  Sources sources;
+  SourceRef where;
+};
+
+enum class SwitchKind { nvswitch, pcie };
+
+struct SwitchModel {
+  std::string name;
+  std::string description;
+  SwitchKind kind = SwitchKind::nvswitch;
+  int ports = 0;              ///< NVLink ports (nvswitch)
+  int lanes = 0;              ///< PCIe lanes (pcie)
+  std::string nvlink_model;   ///< NVLink generation its ports speak (nvswitch)
+  double latency_s = 0;       ///< one traversal, port to port
+  Sources sources;
+  SourceRef where;
+};
+
+struct CpuModel {
+  std::string name;
+  std::string description;
+  int pcie_lanes = 0;
+  double memory_Bps = 0;      ///< DRAM bandwidth of one socket
+  double latency_s = 0;       ///< root complex traversal
+  /// true when all root ports of a socket sit under one PCIe host bridge (nvidia-smi then prints
+  /// PHB between them); false when each root port is its own host bridge (NODE).
+  bool shared_host_bridge = true;
+  Sources sources;
+  SourceRef where;
+};
+
+struct NicModel {
+  std::string name;
+  std::string description;
+  std::string port_model;     ///< network link model of each port
+  int ports = 1;
+  std::string pcie_model;
+  Sources sources;
+  SourceRef where;
+};
+
+/// Every model of a models/ directory, looked up by name. Lookups that fail throw InputError
+/// at the given place with the list of known names.
+class Catalog {
+ public:
+  void add(LinkModel model);
+  void add(GpuModel model);
+  void add(SwitchModel model);
+  void add(CpuModel model);
+  void add(NicModel model);
+
+  const LinkModel& link(const std::string& name, const SourceRef& where) const;
+  const GpuModel& gpu(const std::string& name, const SourceRef& where) const;
+  const SwitchModel& switch_model(const std::string& name, const SourceRef& where) const;
+  const CpuModel& cpu(const std::string& name, const SourceRef& where) const;
+  const NicModel& nic(const std::string& name, const SourceRef& where) const;
+
+  const std::map<std::string, LinkModel>& links() const { return links_; }
+  const std::map<std::string, GpuModel>& gpus() const { return gpus_; }
+  const std::map<std::string, SwitchModel>& switches() const { return switches_; }
+  const std::map<std::string, CpuModel>& cpus() const { return cpus_; }
+  const std::map<std::string, NicModel>& nics() const { return nics_; }
+
+  /// Cross-references between models (a GPU's nvlink/pcie model names, a switch's NVLink model, a
+  /// NIC's port model) must resolve to models of the right kind; throws InputError otherwise.
+  void check_references() const;
+
+ private:
+  void claim_name(const std::string& name, const SourceRef& where);
+
+  std::map<std::string, LinkModel> links_;
+  std::map<std::string, GpuModel> gpus_;
+  std::map<std::string, SwitchModel> switches_;
+  std::map<std::string, CpuModel> cpus_;
+  std::map<std::string, NicModel> nics_;
+  std::map<std::string, SourceRef> names_;  ///< one namespace for all models, so a name is unambiguous
+};
+
+}  // namespace topsim

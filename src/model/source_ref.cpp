@@ -1,0 +1,17 @@
+#include "model/source_ref.hpp"
+
+namespace topsim {
+
+SourceRef SourceRef::at(const std::string& key) const {
+  std::string escaped;
+  for (char c : key) {
+    if (c == '~') escaped += "~0";
+    else if (c == '/') escaped += "~1";
+    else escaped += c;
+  }
+  return {file, pointer + "/" + escaped};
+}
+
+SourceRef SourceRef::at(std::size_t index) const { return {file, pointer + "/" + std::to_string(index)}; }
+
+}  // namespace topsim

@@ -1,0 +1,16 @@
+#pragma once
+#include <string>
+
+namespace topsim {
+
+/// Where a piece of input came from: the file and the JSON pointer inside it, so that errors
+/// found after parsing (a dangling reference, a port count) still name the exact place.
+struct SourceRef {
+  std::string file;
+  std::string pointer;
+
+  SourceRef at(const std::string& key) const;   ///< pointer of a member (escaped per RFC 6901)
+  SourceRef at(std::size_t index) const;        ///< pointer of an array element
+};
+
+}  // namespace topsim
