@@ -1,0 +1,282 @@
+#include "topology/topology.hpp"
+
+#include <map>
+#include <queue>
+
+#include "util/error.hpp"
+#include "util/text.hpp"
+
+namespace topsim {
+
+namespace {
+
+[[noreturn]] void fail(const SourceRef& where, const std::string& message) {
+  throw InputError(where.file, where.pointer, message);
+}
+
+bool is_endpoint(DeviceType type) { return type == DeviceType::gpu || type == DeviceType::nic; }
+
+std::string describe_device(const Device& d) { return d.id + " (" + d.model_name + ")"; }
+
+// Which device types a link kind may join; the message names the rule that was broken.
+void check_link_ends(const Device& a, const Device& b, const LinkModel& model, const SourceRef& where) {
+  auto either = [&](DeviceType t) { return a.type == t || b.type == t; };
+  auto both_in = [&](std::initializer_list<DeviceType> types) {
+    auto in = [&](DeviceType t) {
+      for (auto allowed : types)
+        if (t == allowed) return true;
+      return false;
+    };
+    return in(a.type) && in(b.type);
+  };
+  std::string pair = a.id + " (" + to_string(a.type) + ") and " + b.id + " (" + to_string(b.type) + ")";
+  switch (model.kind) {
+    case LinkKind::nvlink:
+      if (!both_in({DeviceType::gpu, DeviceType::nvswitch}))
+        fail(where, "NVLink model '" + model.name + "' cannot join " + pair + "; NVLink joins GPUs and NVSwitches");
+      return;
+    case LinkKind::pcie:
+      if (both_in({DeviceType::gpu, DeviceType::nic}) || (a.type == DeviceType::cpu && b.type == DeviceType::cpu) ||
+          either(DeviceType::nvswitch))
+        fail(where, "PCIe model '" + model.name + "' cannot join " + pair +
+                        "; PCIe joins a GPU or NIC to a PCIe switch or CPU, or switches and CPUs to each other");
+      return;
+    case LinkKind::socket:
+    case LinkKind::numa:
+      if (!both_in({DeviceType::cpu}))
+        fail(where, std::string(to_string(model.kind)) + " link model '" + model.name + "' cannot join " + pair +
+                        "; it joins two CPUs");
+      return;
+    case LinkKind::network:
+      fail(where, "network link model '" + model.name + "' cannot join " + pair +
+                      " inside a server; NICs reach the fabric through a cluster description");
+  }
+}
+
+// A GPU or NVSwitch speaks one NVLink generation; a link of another generation is a wiring error.
+void check_nvlink_generation(const Device& d, const LinkModel& model, const SourceRef& where) {
+  if (d.type == DeviceType::gpu) {
+    const GpuModel& gpu = d.gpu();
+    if (gpu.nvlink_model.empty()) fail(where, describe_device(d) + " has no NVLink");
+    if (gpu.nvlink_model != model.name)
+      fail(where, describe_device(d) + " speaks " + gpu.nvlink_model + ", not " + model.name);
+  } else if (d.type == DeviceType::nvswitch) {
+    const SwitchModel& sw = d.switch_model();
+    if (sw.nvlink_model != model.name)
+      fail(where, describe_device(d) + " has " + sw.nvlink_model + " ports, not " + model.name);
+  }
+}
+
+// Ports, lanes and host interfaces used so far on one device; checked as each link is added so
+// that the error points at the first link over budget.
+struct Budget {
+  int nvlinks = 0;
+  int lanes = 0;
+  int host_links = 0;
+  std::string cpu;  ///< pcie_switch: the CPU its upstream port goes to
+};
+
+void charge(const Device& d, const Link& link, Budget& used, const SourceRef& where) {
+  if (link.kind == LinkKind::nvlink) {
+    used.nvlinks += link.count;
+    if (d.type == DeviceType::gpu && used.nvlinks > d.gpu().nvlink_count)
+      fail(where, describe_device(d) + " would have " + std::to_string(used.nvlinks) + " NVLinks; its model " +
+                      d.model_name + " has " + std::to_string(d.gpu().nvlink_count));
+    if (d.type == DeviceType::nvswitch && used.nvlinks > d.switch_model().ports)
+      fail(where, describe_device(d) + " would use " + std::to_string(used.nvlinks) + " NVLink ports; its model " +
+                      d.model_name + " has " + std::to_string(d.switch_model().ports));
+  }
+  if (link.kind == LinkKind::pcie) {
+    used.lanes += link.lanes * link.count;
+    if (d.type == DeviceType::pcie_switch && used.lanes > d.switch_model().lanes)
+      fail(where, describe_device(d) + " would use " + std::to_string(used.lanes) + " PCIe lanes; its model " +
+                      d.model_name + " has " + std::to_string(d.switch_model().lanes));
+    if (d.type == DeviceType::cpu && used.lanes > d.cpu().pcie_lanes)
+      fail(where, describe_device(d) + " would use " + std::to_string(used.lanes) + " PCIe lanes; its model " +
+                      d.model_name + " has " + std::to_string(d.cpu().pcie_lanes));
+    if (is_endpoint(d.type) && (used.host_links += link.count) > 1)
+      fail(where, describe_device(d) + " already has a PCIe host link; a " + to_string(d.type) +
+                      " has exactly one host interface");
+  }
+}
+
+}  // namespace
+
+Vertex Topology::other_end(Edge e, Vertex v) const {
+  Vertex s = boost::source(e, graph_);
+  return s == v ? boost::target(e, graph_) : s;
+}
+
+std::optional<Vertex> Topology::find(const std::string& id) const {
+  for (Vertex v : boost::make_iterator_range(boost::vertices(graph_)))
+    if (graph_[v].id == id) return v;
+  return std::nullopt;
+}
+
+Vertex Topology::local_cpu(Vertex device) const {
+  if (auto cpu = find_local_cpu(device)) return *cpu;
+  throw std::logic_error("device " + graph_[device].id + " has no CPU; build() should have rejected it");
+}
+
+std::optional<Vertex> Topology::find_local_cpu(Vertex start) const {
+  // Breadth-first over PCIe links only: the first CPU reached owns the root port.
+  std::vector<bool> seen(boost::num_vertices(graph_), false);
+  std::queue<Vertex> frontier;
+  frontier.push(start);
+  seen[start] = true;
+  while (!frontier.empty()) {
+    Vertex v = frontier.front();
+    frontier.pop();
+    if (graph_[v].type == DeviceType::cpu) return v;
+    for (Edge e : boost::make_iterator_range(boost::out_edges(v, graph_))) {
+      if (link(e).kind != LinkKind::pcie) continue;
+      Vertex w = other_end(e, v);
+      // Endpoints do not forward PCIe traffic to each other's children.
+      if (seen[w] || (is_endpoint(graph_[w].type) && w != start)) continue;
+      seen[w] = true;
+      frontier.push(w);
+    }
+  }
+  return std::nullopt;
+}
+
+Topology Topology::build(const TopologySpec& spec, const Catalog& catalog) {
+  Topology t;
+  t.name_ = spec.name;
+  t.description_ = spec.description;
+  t.file_ = spec.file;
+  t.sources_ = spec.sources;
+
+  std::map<std::string, Vertex> by_id;
+  for (const DeviceSpec& ds : spec.devices) {
+    auto previous = by_id.find(ds.id);
+    if (previous != by_id.end())
+      fail(ds.where.at("id"), "duplicate device id '" + ds.id + "' (first defined at " +
+                                  t.graph_[previous->second].where.pointer + ")");
+    Device d;
+    d.id = ds.id;
+    d.type = ds.type;
+    d.model_name = ds.model;
+    d.cores = ds.cores;
+    d.numa_node = ds.numa_node;
+    d.where = ds.where;
+    SourceRef model_at = ds.where.at("model");
+    switch (ds.type) {
+      case DeviceType::gpu:
+        d.model = catalog.gpu(ds.model, model_at);
+        d.gpu_index = static_cast<int>(t.gpus_.size());
+        break;
+      case DeviceType::nvswitch:
+      case DeviceType::pcie_switch: {
+        const SwitchModel& sw = catalog.switch_model(ds.model, model_at);
+        SwitchKind wanted = ds.type == DeviceType::nvswitch ? SwitchKind::nvswitch : SwitchKind::pcie;
+        if (sw.kind != wanted)
+          fail(model_at, "switch model '" + ds.model + "' is " +
+                             (sw.kind == SwitchKind::nvswitch ? "an NVSwitch" : "a PCIe switch") +
+                             ", but the device type is " + to_string(ds.type));
+        d.model = sw;
+        break;
+      }
+      case DeviceType::cpu: d.model = catalog.cpu(ds.model, model_at); break;
+      case DeviceType::nic:
+        d.model = catalog.nic(ds.model, model_at);
+        d.nic_index = static_cast<int>(t.nics_.size());
+        break;
+    }
+    Vertex v = boost::add_vertex(d, t.graph_);
+    by_id[ds.id] = v;
+    if (ds.type == DeviceType::gpu) t.gpus_.push_back(v);
+    if (ds.type == DeviceType::nic) t.nics_.push_back(v);
+  }
+  if (t.gpus_.empty()) fail(SourceRef{spec.file, "/devices"}, "no GPU in this topology; add a device of type \"gpu\"");
+
+  std::vector<std::string> ids;
+  for (const auto& entry : by_id) ids.push_back(entry.first);
+  auto lookup = [&](const std::string& id, const SourceRef& where) {
+    auto it = by_id.find(id);
+    if (it == by_id.end()) fail(where, unknown_name_message("device", id, ids));
+    return it->second;
+  };
+
+  std::vector<Budget> budget(boost::num_vertices(t.graph_));
+  std::map<std::pair<Vertex, Vertex>, std::string> joined;
+  for (std::size_t i = 0; i < spec.links.size(); ++i) {
+    const LinkSpec& ls = spec.links[i];
+    Vertex a = lookup(ls.a, ls.where.at("a"));
+    Vertex b = lookup(ls.b, ls.where.at("b"));
+    if (a == b) fail(ls.where, "a link must join two different devices; both ends are '" + ls.a + "'");
+    auto key = std::minmax(a, b);
+    auto twin = joined.find(key);
+    if (twin != joined.end())
+      fail(ls.where, ls.a + " and " + ls.b + " are already linked at " + twin->second +
+                         "; describe parallel links with one entry and \"count\"");
+    joined[key] = ls.where.pointer;
+
+    const LinkModel& model = catalog.link(ls.model, ls.where.at("model"));
+    const Device& da = t.graph_[a];
+    const Device& db = t.graph_[b];
+    check_link_ends(da, db, model, ls.where);
+    if (model.kind == LinkKind::nvlink) {
+      check_nvlink_generation(da, model, ls.where.at("model"));
+      check_nvlink_generation(db, model, ls.where.at("model"));
+    }
+    Link link;
+    link.index = i;
+    link.model_name = model.name;
+    link.kind = model.kind;
+    link.count = ls.count;
+    link.bandwidth_Bps = ls.bandwidth_Bps.value_or(model.bandwidth_Bps);
+    link.efficiency = ls.efficiency.value_or(model.efficiency);
+    link.latency_s = ls.latency_s.value_or(model.latency_s);
+    link.lanes = model.lanes;
+    link.a = a;
+    link.b = b;
+    link.where = ls.where;
+    charge(da, link, budget[a], ls.where);
+    charge(db, link, budget[b], ls.where);
+    for (auto [sw, cpu] : {std::make_pair(a, b), std::make_pair(b, a)}) {
+      if (t.graph_[sw].type != DeviceType::pcie_switch || t.graph_[cpu].type != DeviceType::cpu) continue;
+      std::string& root = budget[sw].cpu;
+      if (!root.empty() && root != t.graph_[cpu].id)
+        fail(ls.where, t.graph_[sw].id + " is already under " + root + "; a PCIe switch has one upstream port, to one CPU");
+      root = t.graph_[cpu].id;
+    }
+    boost::add_edge(a, b, EdgeRef{i}, t.graph_);
+    t.links_.push_back(link);
+  }
+
+  for (Vertex v : boost::make_iterator_range(boost::vertices(t.graph_))) {
+    const Device& d = t.graph_[v];
+    if (boost::out_degree(v, t.graph_) == 0)
+      fail(d.where, d.id + " is not connected to anything; link it or remove it");
+    if (is_endpoint(d.type) && budget[v].host_links == 0)
+      fail(d.where, d.id + " has no PCIe link; every " + std::string(to_string(d.type)) +
+                        " needs one to reach a CPU");
+  }
+  for (const auto* group : {&t.gpus_, &t.nics_})
+    for (Vertex v : *group)
+      if (!t.find_local_cpu(v))
+        fail(t.graph_[v].where, t.graph_[v].id + " has no PCIe path to a CPU; host memory is reached through one");
+
+  // Host-staged copies between any two GPUs need a path through CPUs and socket links.
+  std::vector<int> component(boost::num_vertices(t.graph_), -1);
+  std::queue<Vertex> frontier;
+  frontier.push(t.gpus_.front());
+  component[t.gpus_.front()] = 0;
+  while (!frontier.empty()) {
+    Vertex v = frontier.front();
+    frontier.pop();
+    for (Vertex w : boost::make_iterator_range(boost::adjacent_vertices(v, t.graph_)))
+      if (component[w] < 0) {
+        component[w] = 0;
+        frontier.push(w);
+      }
+  }
+  for (Vertex v : boost::make_iterator_range(boost::vertices(t.graph_)))
+    if (component[v] < 0)
+      fail(t.graph_[v].where, t.graph_[v].id + " cannot reach " + t.graph_[t.gpus_.front()].id +
+                                  "; a server topology must be one connected piece (join its CPUs with a socket link)");
+  return t;
+}
+
+}  // namespace topsim

@@ -1,0 +1,109 @@
+#pragma once
+// A validated server topology: devices and links on a Boost.Graph undirected graph.
+//
+//   GPU ==NVLink== GPU          GPU ==NVLink== NVSwitch ==NVLink== GPU
+//    |                            |
+//   PCIe -- PCIe switch -- CPU == socket link == CPU -- PCIe switch -- NIC
+//
+// Pure data plus queries: no routing decisions, no simulation.
+#include <boost/graph/adjacency_list.hpp>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "model/catalog.hpp"
+#include "model/topology_spec.hpp"
+
+namespace topsim {
+
+struct Device {
+  std::string id;
+  DeviceType type = DeviceType::gpu;
+  std::string model_name;
+  std::variant<GpuModel, SwitchModel, CpuModel, NicModel> model;
+  int gpu_index = -1;  ///< CUDA ordinal: order of appearance among GPUs; -1 for other devices
+  int nic_index = -1;  ///< NIC ordinal as nvidia-smi numbers them; -1 for other devices
+  std::string cores;
+  std::optional<int> numa_node;
+  SourceRef where;
+
+  const GpuModel& gpu() const { return std::get<GpuModel>(model); }
+  const SwitchModel& switch_model() const { return std::get<SwitchModel>(model); }
+  const CpuModel& cpu() const { return std::get<CpuModel>(model); }
+  const NicModel& nic() const { return std::get<NicModel>(model); }
+};
+
+struct Link {
+  std::size_t index = 0;     ///< position in the topology file's links array
+  std::string model_name;
+  LinkKind kind = LinkKind::nvlink;
+  int count = 1;             ///< parallel links, striped as one
+  double bandwidth_Bps = 0;  ///< one link, one direction, line rate (override applied)
+  double efficiency = 1;
+  double latency_s = 0;
+  int lanes = 0;             ///< PCIe lanes of one link
+  std::size_t a = 0;         ///< vertex of the end named "a" in the file; "forward" runs a -> b
+  std::size_t b = 0;         ///< vertex of the end named "b"
+  SourceRef where;
+
+  /// All parallel links together, one direction, at line rate.
+  double line_rate_Bps() const { return count * bandwidth_Bps; }
+  /// What bulk transfers achieve over all parallel links, one direction.
+  double achieved_Bps() const { return count * bandwidth_Bps * efficiency; }
+};
+
+/// The graph's edge property: which Link (by index) the edge is. Links live in a vector beside the
+/// graph so that copying a Topology never leaves a pointer into another graph's edge storage.
+struct EdgeRef {
+  std::size_t link = 0;
+};
+
+using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, Device, EdgeRef>;
+using Vertex = Graph::vertex_descriptor;
+using Edge = Graph::edge_descriptor;
+
+class Topology {
+ public:
+  /// Resolves models and checks everything a file can get wrong beyond syntax: duplicate ids,
+  /// dangling references, link kinds between wrong devices, NVLink generation mismatches, more
+  /// NVLinks than a GPU has, ports and lanes over a switch's or CPU's budget, devices without a
+  /// path to a CPU. Throws InputError at the offending JSON pointer.
+  static Topology build(const TopologySpec& spec, const Catalog& catalog);
+
+  const Graph& graph() const { return graph_; }
+  const std::string& name() const { return name_; }
+  const std::string& description() const { return description_; }
+  const std::string& file() const { return file_; }
+  const std::vector<std::string>& sources() const { return sources_; }
+
+  int gpu_count() const { return static_cast<int>(gpus_.size()); }
+  Vertex gpu(int index) const { return gpus_.at(static_cast<std::size_t>(index)); }
+  const std::vector<Vertex>& gpus() const { return gpus_; }
+  const std::vector<Vertex>& nics() const { return nics_; }
+  const std::vector<Link>& links() const { return links_; }
+  std::size_t device_count() const { return boost::num_vertices(graph_); }
+
+  const Device& device(Vertex v) const { return graph_[v]; }
+  const Link& link(Edge e) const { return links_[graph_[e].link]; }
+  const Link& link(std::size_t index) const { return links_.at(index); }
+  const GpuModel& gpu_model(int index) const { return graph_[gpu(index)].gpu(); }
+  Vertex other_end(Edge e, Vertex v) const;
+  std::optional<Vertex> find(const std::string& id) const;
+
+  /// The CPU whose root port the device hangs under (nearest over PCIe only); GPUs and NICs always
+  /// have one after build().
+  Vertex local_cpu(Vertex device) const;
+
+ private:
+  std::optional<Vertex> find_local_cpu(Vertex device) const;
+
+  Graph graph_;
+  std::string name_, description_, file_;
+  std::vector<std::string> sources_;
+  std::vector<Vertex> gpus_;
+  std::vector<Vertex> nics_;
+  std::vector<Link> links_;  ///< by Link::index
+};
+
+}  // namespace topsim
