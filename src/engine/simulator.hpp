@@ -1,0 +1,51 @@
+#pragma once
+// The discrete-event engine: topologies become SimGrid platforms (built in code), schedules
+// become SimGrid activities with dependencies, and SimGrid's max-min solver shares every link
+// among the flows that cross it. This is the only module that includes SimGrid.
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "routing/route.hpp"
+#include "schedule/schedule.hpp"
+#include "topology/topology.hpp"
+
+namespace topsim {
+
+class Simulator {
+ public:
+  /// Starts SimGrid with a network model whose times equal the link parameters: CM02 with no
+  /// TCP corrections (no cross-traffic, no RTT-window bound, no latency or bandwidth factor).
+  /// One per process: SimGrid has one engine; a second Simulator throws std::logic_error.
+  Simulator();
+  ~Simulator();
+  Simulator(const Simulator&) = delete;
+  Simulator& operator=(const Simulator&) = delete;
+
+  /// Builds a platform for a topology: one host per GPU and NVSwitch plane, one split-duplex
+  /// link per topology link (bandwidth = count x line rate x efficiency), shared links for
+  /// switch cores, host memory, copy engines and staging, and a route for every GPU pair.
+  /// Every platform must be added before the first run (SimGrid seals the platform then).
+  std::size_t add_platform(const Topology& topology, const RouteOptions& options);
+
+  /// Replays a schedule on a platform; timings relative to the schedule's start. Successive runs
+  /// do not overlap: each starts when the previous one has drained.
+  std::vector<OpTiming> run(std::size_t platform, const Schedule& schedule);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// A Runner bound to one platform of a Simulator.
+class PlatformRunner : public Runner {
+ public:
+  PlatformRunner(Simulator& simulator, std::size_t platform) : simulator_(simulator), platform_(platform) {}
+  std::vector<OpTiming> run(const Schedule& schedule) override { return simulator_.run(platform_, schedule); }
+
+ private:
+  Simulator& simulator_;
+  std::size_t platform_;
+};
+
+}  // namespace topsim

@@ -1,0 +1,54 @@
+#pragma once
+// Rows of results rendered as aligned text, CSV or JSON. Output is deterministic: fixed
+// precision per column, rows in the order given, no timestamps.
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace topsim {
+
+enum class Format { table, csv, json };
+
+/// "table", "csv", "json"; UsageError otherwise.
+Format parse_format(const std::string& text);
+
+struct Column {
+  std::string name;
+  int digits = 2;  ///< decimals for double cells
+};
+
+using Cell = std::variant<std::string, double, long long, bool>;
+
+class Table {
+ public:
+  explicit Table(std::vector<Column> columns) : columns_(std::move(columns)) {}
+  void add_row(std::vector<Cell> cells);
+
+  const std::vector<Column>& columns() const { return columns_; }
+  const std::vector<std::vector<Cell>>& rows() const { return rows_; }
+
+  /// Columns padded to their widest cell, numbers right-aligned, two spaces between columns.
+  std::string to_text() const;
+  /// RFC 4180: a header line, then one line per row; fields with commas or quotes are quoted.
+  std::string to_csv() const;
+  /// An array of objects keyed by column name; numbers rounded to the column's decimals.
+  std::string to_json() const;
+  /// A GitHub-flavoured Markdown table ('|' inside cells escaped).
+  std::string to_markdown() const;
+
+  std::string render(Format format) const;
+
+  /// One row as a JSON object, with other tables nested under the given keys as arrays.
+  std::string to_json_object(std::size_t row, const std::vector<std::pair<std::string, const Table*>>& nested) const;
+
+ private:
+  std::string cell_text(const Cell& cell, const Column& column) const;
+
+  std::vector<Column> columns_;
+  std::vector<std::vector<Cell>> rows_;
+};
+
+/// Rounds to `digits` decimals, the value JSON output carries.
+double round_to(double value, int digits);
+
+}  // namespace topsim

@@ -1,0 +1,40 @@
+#pragma once
+// What to simulate, as plain data: transfers between GPUs and fixed delays, with dependencies.
+// Built by p2p, collectives and workloads; replayed by the engine (or by a fake in tests).
+#include <cstddef>
+#include <vector>
+
+namespace topsim {
+
+struct Op {
+  enum class Kind { transfer, delay };
+  Kind kind = Kind::delay;
+  int src_gpu = -1;   ///< transfer: sender; delay: the GPU it happens on
+  int dst_gpu = -1;   ///< transfer: receiver
+  double size_B = 0;  ///< transfer: payload bytes, whole bytes
+  double delay_s = 0; ///< delay: fixed time (software overhead, kernel launch, protocol step)
+  std::vector<std::size_t> after;  ///< ops that must finish before this one starts (earlier indices)
+};
+
+struct Schedule {
+  std::vector<Op> ops;
+
+  std::size_t transfer(int src_gpu, int dst_gpu, double size_B, std::vector<std::size_t> after = {});
+  std::size_t delay(int gpu, double delay_s, std::vector<std::size_t> after = {});
+};
+
+/// When an op started and finished, seconds since the schedule began.
+struct OpTiming {
+  double start_s = 0;
+  double finish_s = 0;
+};
+
+/// Replays schedules. The engine implements it with SimGrid; tests use recording fakes.
+class Runner {
+ public:
+  virtual ~Runner() = default;
+  /// Timings of every op, in op order. Ops without dependencies start at 0.
+  virtual std::vector<OpTiming> run(const Schedule& schedule) = 0;
+};
+
+}  // namespace topsim

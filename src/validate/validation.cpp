@@ -1,0 +1,36 @@
+#include "validate/validation.hpp"
+
+#include <cmath>
+#include <map>
+
+namespace topsim {
+
+std::vector<RoleSummary> summarize(const std::vector<ValidationResult>& results) {
+  // |error| is floored so that a row matched to the last digit does not drag the geometric mean to 0.
+  constexpr double kErrorFloor = 1e-4;
+  std::map<std::string, RoleSummary> by_role;
+  std::map<std::string, double> log_sum;
+  for (const auto& result : results) {
+    for (const std::string& role : {result.row.role, std::string("all")}) {
+      RoleSummary& s = by_role[role];
+      s.role = role;
+      ++s.rows;
+      double e = std::abs(result.error);
+      log_sum[role] += std::log(std::max(e, kErrorFloor));
+      if (e > s.worst_abs_error || s.worst_id.empty()) {
+        s.worst_abs_error = e;
+        s.worst_id = result.row.id;
+      }
+    }
+  }
+  std::vector<RoleSummary> out;
+  for (const std::string& role : {"calibration", "check", "all"}) {
+    auto it = by_role.find(role);
+    if (it == by_role.end()) continue;
+    it->second.geomean_abs_error = std::exp(log_sum[role] / it->second.rows);
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+}  // namespace topsim

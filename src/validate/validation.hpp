@@ -1,0 +1,42 @@
+#pragma once
+// Published measurements beside topsim's predictions: the accuracy table.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <cmath>
+#include <functional>
+
+#include "model/validation_spec.hpp"
+
+namespace topsim {
+
+struct ValidationResult {
+  ValidationRow row;
+  double predicted = 0;
+  double error = 0;  ///< (predicted - measured midpoint) / measured midpoint
+  bool pass() const { return !row.tolerance || std::abs(error) <= *row.tolerance; }
+};
+
+struct RoleSummary {
+  std::string role;
+  int rows = 0;
+  double geomean_abs_error = 0;  ///< geometric mean of |error| (floored at 0.01% so exact rows count)
+  double worst_abs_error = 0;
+  std::string worst_id;
+};
+
+std::vector<RoleSummary> summarize(const std::vector<ValidationResult>& results);
+
+}  // namespace topsim
+
+namespace topsim {
+
+class Topology;
+
+/// Predicts every row with the engine. `load` turns a row's topology name into a topology; all
+/// platforms are built up front in one Simulator (SimGrid seals the platform at the first run).
+std::vector<ValidationResult> evaluate(const std::vector<ValidationRow>& rows,
+                                       const std::function<Topology(const std::string&)>& load);
+
+}  // namespace topsim
