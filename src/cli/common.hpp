@@ -1,0 +1,33 @@
+#pragma once
+// What every subcommand shares: where the bundled data lives, loading a topology by path or
+// bundled name, the --format option, and the text a command prints once it has fully succeeded.
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "model/catalog.hpp"
+#include "report/table.hpp"
+#include "topology/topology.hpp"
+
+namespace topsim {
+
+struct Context {
+  std::string data_dir;    ///< holds models/, topologies/, scenarios/
+  std::string models_dir;  ///< --models; empty means data_dir/models
+  std::string out;         ///< stdout of the command, printed only when it succeeds
+
+  std::string models() const { return models_dir.empty() ? data_dir + "/models" : models_dir; }
+  Catalog catalog() const;
+  /// A path to a topology file, or the name of a bundled one ("dgx-a100").
+  Topology topology(const std::string& path_or_name) const;
+  std::string topology_path(const std::string& path_or_name) const;
+};
+
+/// Adds --format table|csv|json to a subcommand, bound to `format`.
+void add_format_option(CLI::App& command, std::string& format);
+
+/// Subcommand table: each entry adds its subcommand and callbacks to the app.
+void add_topo_command(CLI::App& app, Context& context);
+void add_p2p_command(CLI::App& app, Context& context);
+void add_validate_command(CLI::App& app, Context& context);
+
+}  // namespace topsim
