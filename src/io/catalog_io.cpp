@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
 
 #include "io/io.hpp"
 #include "io/json_reader.hpp"
@@ -18,7 +19,41 @@ namespace {
 // and may not cite parameters that do not exist. A number without a source is a defect.
 class SourcedParameters {
  public:
-  void add(const std::string& path) { paths_.push_back(path); }
+  /// While alive, parameters are registered under "prefix." (e.g. "copy.write_latency").
+  class Prefix {
+   public:
+    Prefix(SourcedParameters& params, const std::string& prefix) : params_(params), saved_(params.prefix_) {
+      params_.prefix_ = prefix + ".";
+    }
+    ~Prefix() { params_.prefix_ = saved_; }
+    Prefix(const Prefix&) = delete;
+    Prefix& operator=(const Prefix&) = delete;
+
+   private:
+    SourcedParameters& params_;
+    std::string saved_;
+  };
+
+  void add(const std::string& key) { paths_.push_back(prefix_ + key); }
+
+  // Read a parameter and register it in one step.
+  double quantity(ObjectReader& r, const std::string& key, Quantity kind) {
+    add(key);
+    return r.quantity(key, kind);
+  }
+  std::optional<double> optional_quantity(ObjectReader& r, const std::string& key, Quantity kind) {
+    auto value = r.optional_quantity(key, kind);
+    if (value) add(key);
+    return value;
+  }
+  int integer(ObjectReader& r, const std::string& key, int min, int max) {
+    add(key);
+    return r.integer(key, min, max);
+  }
+  std::string string(ObjectReader& r, const std::string& key) {
+    add(key);
+    return r.string(key);
+  }
 
   Sources read(ObjectReader& reader) const {
     const Json& value = reader.required("sources");
@@ -47,6 +82,7 @@ class SourcedParameters {
 
  private:
   std::vector<std::string> paths_;
+  std::string prefix_;
 };
 
 template <typename Enum>
@@ -60,27 +96,33 @@ Enum read_enum(ObjectReader& reader, const std::string& key, const std::vector<s
   fail(reader.at(key), unknown_name_message(key, text, valid));
 }
 
-LinkModel read_link(const std::string& name, const Json& value, const SourceRef& where) {
+// Reads what every model has (name, place, description, cited sources) around the
+// model-specific body, which registers each parameter it reads with `params`.
+template <typename Model, typename Body>
+Model read_model(const std::string& name, const Json& value, const SourceRef& where, Body body) {
   ObjectReader r(value, where);
-  LinkModel m;
+  Model m;
   m.name = name;
   m.where = where;
-  SourcedParameters params;
   m.description = r.string("description");
-  m.kind = read_enum<LinkKind>(r, "kind",
-                               {{"nvlink", LinkKind::nvlink}, {"pcie", LinkKind::pcie}, {"socket", LinkKind::socket},
-                                {"numa", LinkKind::numa}, {"network", LinkKind::network}});
-  m.bandwidth_Bps = r.quantity("bandwidth", Quantity::bandwidth);
-  m.efficiency = r.number("efficiency", 0, 1, true);
-  m.latency_s = r.quantity("latency", Quantity::time);
-  for (const char* key : {"bandwidth", "efficiency", "latency"}) params.add(key);
-  if (m.kind == LinkKind::pcie) {
-    m.lanes = r.integer("lanes", 1, 32);
-    params.add("lanes");
-  }
+  SourcedParameters params;
+  body(r, m, params);
   m.sources = params.read(r);
   r.finish();
   return m;
+}
+
+LinkModel read_link(const std::string& name, const Json& value, const SourceRef& where) {
+  return read_model<LinkModel>(name, value, where, [](ObjectReader& r, LinkModel& m, SourcedParameters& params) {
+    m.kind = read_enum<LinkKind>(r, "kind",
+                                 {{"nvlink", LinkKind::nvlink}, {"pcie", LinkKind::pcie}, {"socket", LinkKind::socket},
+                                  {"numa", LinkKind::numa}, {"network", LinkKind::network}});
+    m.bandwidth_Bps = params.quantity(r, "bandwidth", Quantity::bandwidth);
+    m.efficiency = r.number("efficiency", 0, 1, true);
+    params.add("efficiency");
+    m.latency_s = params.quantity(r, "latency", Quantity::time);
+    if (m.kind == LinkKind::pcie) m.lanes = params.integer(r, "lanes", 1, 32);
+  });
 }
 
 const std::vector<std::string>& known_dtypes() {
@@ -89,131 +131,92 @@ const std::vector<std::string>& known_dtypes() {
   return dtypes;
 }
 
+std::map<std::string, MathRate> read_math(ObjectReader& r, SourcedParameters& params) {
+  const Json& math = r.required("math");
+  SourceRef math_where = r.at("math");
+  expect_object(math, math_where);
+  if (math.empty()) fail(math_where, "at least one data type is needed; known: " + join(known_dtypes(), ", "));
+  std::map<std::string, MathRate> rates;
+  for (const auto& item : math.items()) {
+    SourceRef at = math_where.at(item.key());
+    const auto& dtypes = known_dtypes();
+    if (std::find(dtypes.begin(), dtypes.end(), item.key()) == dtypes.end())
+      fail(at, unknown_name_message("data type", item.key(), dtypes));
+    ObjectReader rate(item.value(), at);
+    SourcedParameters::Prefix scope(params, "math." + item.key());
+    MathRate& mr = rates[item.key()];
+    mr.dense_flops_per_s = params.quantity(rate, "dense", Quantity::flop_rate);
+    if (auto sparse = params.optional_quantity(rate, "sparse", Quantity::flop_rate)) mr.sparse_flops_per_s = *sparse;
+    rate.finish();
+  }
+  return rates;
+}
+
 GpuModel read_gpu(const std::string& name, const Json& value, const SourceRef& where) {
-  ObjectReader r(value, where);
-  GpuModel m;
-  m.name = name;
-  m.where = where;
-  SourcedParameters params;
-  m.description = r.string("description");
-  m.architecture = r.string("architecture");
-  const std::vector<std::string> architectures = {"pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell"};
-  if (std::find(architectures.begin(), architectures.end(), m.architecture) == architectures.end())
-    fail(r.at("architecture"), unknown_name_message("architecture", m.architecture, architectures));
-  if (const Json* nvlink = r.optional("nvlink")) {
-    ObjectReader n(*nvlink, r.at("nvlink"));
-    m.nvlink_model = n.string("model");
-    m.nvlink_count = n.integer("links", 1, 64);
-    n.finish();
-    params.add("nvlink.model");
-    params.add("nvlink.links");
-  }
-  m.pcie_model = r.string("pcie");
-  m.peer_over_pcie = r.boolean("peer_over_pcie");
-  params.add("pcie");
-  params.add("peer_over_pcie");
-  {
-    ObjectReader mem(r.required("memory"), r.at("memory"));
-    m.memory_B = mem.quantity("capacity", Quantity::size);
-    m.memory_Bps = mem.quantity("bandwidth", Quantity::bandwidth);
-    mem.finish();
-    params.add("memory.capacity");
-    params.add("memory.bandwidth");
-  }
-  {
-    const Json& math = r.required("math");
-    SourceRef math_where = r.at("math");
-    expect_object(math, math_where);
-    if (math.empty()) fail(math_where, "at least one data type is needed; known: " + join(known_dtypes(), ", "));
-    for (const auto& item : math.items()) {
-      SourceRef at = math_where.at(item.key());
-      const auto& dtypes = known_dtypes();
-      if (std::find(dtypes.begin(), dtypes.end(), item.key()) == dtypes.end())
-        fail(at, unknown_name_message("data type", item.key(), dtypes));
-      ObjectReader rate(item.value(), at);
-      MathRate mr;
-      mr.dense_flops_per_s = rate.quantity("dense", Quantity::flop_rate);
-      params.add("math." + item.key() + ".dense");
-      if (auto sparse = rate.optional_quantity("sparse", Quantity::flop_rate)) {
-        mr.sparse_flops_per_s = *sparse;
-        params.add("math." + item.key() + ".sparse");
-      }
-      rate.finish();
-      m.math[item.key()] = mr;
+  return read_model<GpuModel>(name, value, where, [](ObjectReader& r, GpuModel& m, SourcedParameters& params) {
+    m.architecture = r.string("architecture");
+    const std::vector<std::string> architectures = {"pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell"};
+    if (std::find(architectures.begin(), architectures.end(), m.architecture) == architectures.end())
+      fail(r.at("architecture"), unknown_name_message("architecture", m.architecture, architectures));
+    if (const Json* nvlink = r.optional("nvlink")) {
+      ObjectReader n(*nvlink, r.at("nvlink"));
+      SourcedParameters::Prefix scope(params, "nvlink");
+      m.nvlink_model = params.string(n, "model");
+      m.nvlink_count = params.integer(n, "links", 1, 64);
+      n.finish();
     }
-  }
-  {
-    ObjectReader copy(r.required("copy"), r.at("copy"));
-    m.copy.write_latency_s = copy.quantity("write_latency", Quantity::time);
-    m.copy.memcpy_latency_s = copy.quantity("memcpy_latency", Quantity::time);
-    params.add("copy.write_latency");
-    params.add("copy.memcpy_latency");
-    if ((m.copy.staging_Bps = copy.optional_quantity("staging_bandwidth", Quantity::bandwidth)))
-      params.add("copy.staging_bandwidth");
-    if ((m.copy.bidirectional_Bps = copy.optional_quantity("bidirectional_bandwidth", Quantity::bandwidth)))
-      params.add("copy.bidirectional_bandwidth");
-    copy.finish();
-  }
-  m.sources = params.read(r);
-  r.finish();
-  return m;
+    m.pcie_model = params.string(r, "pcie");
+    m.peer_over_pcie = r.boolean("peer_over_pcie");
+    params.add("peer_over_pcie");
+    {
+      ObjectReader mem(r.required("memory"), r.at("memory"));
+      SourcedParameters::Prefix scope(params, "memory");
+      m.memory_B = params.quantity(mem, "capacity", Quantity::size);
+      m.memory_Bps = params.quantity(mem, "bandwidth", Quantity::bandwidth);
+      mem.finish();
+    }
+    m.math = read_math(r, params);
+    {
+      ObjectReader copy(r.required("copy"), r.at("copy"));
+      SourcedParameters::Prefix scope(params, "copy");
+      m.copy.write_latency_s = params.quantity(copy, "write_latency", Quantity::time);
+      m.copy.memcpy_latency_s = params.quantity(copy, "memcpy_latency", Quantity::time);
+      m.copy.staging_Bps = params.optional_quantity(copy, "staging_bandwidth", Quantity::bandwidth);
+      m.copy.bidirectional_Bps = params.optional_quantity(copy, "bidirectional_bandwidth", Quantity::bandwidth);
+      copy.finish();
+    }
+  });
 }
 
 SwitchModel read_switch(const std::string& name, const Json& value, const SourceRef& where) {
-  ObjectReader r(value, where);
-  SwitchModel m;
-  m.name = name;
-  m.where = where;
-  SourcedParameters params;
-  m.description = r.string("description");
-  m.kind = read_enum<SwitchKind>(r, "kind", {{"nvswitch", SwitchKind::nvswitch}, {"pcie", SwitchKind::pcie}});
-  if (m.kind == SwitchKind::nvswitch) {
-    m.ports = r.integer("ports", 1, 1024);
-    m.nvlink_model = r.string("nvlink_model");
-    params.add("ports");
-    params.add("nvlink_model");
-  } else {
-    m.lanes = r.integer("lanes", 1, 1024);
-    params.add("lanes");
-  }
-  m.latency_s = r.quantity("latency", Quantity::time);
-  params.add("latency");
-  m.sources = params.read(r);
-  r.finish();
-  return m;
+  return read_model<SwitchModel>(name, value, where, [](ObjectReader& r, SwitchModel& m, SourcedParameters& params) {
+    m.kind = read_enum<SwitchKind>(r, "kind", {{"nvswitch", SwitchKind::nvswitch}, {"pcie", SwitchKind::pcie}});
+    if (m.kind == SwitchKind::nvswitch) {
+      m.ports = params.integer(r, "ports", 1, 1024);
+      m.nvlink_model = params.string(r, "nvlink_model");
+    } else {
+      m.lanes = params.integer(r, "lanes", 1, 1024);
+    }
+    m.latency_s = params.quantity(r, "latency", Quantity::time);
+  });
 }
 
 CpuModel read_cpu(const std::string& name, const Json& value, const SourceRef& where) {
-  ObjectReader r(value, where);
-  CpuModel m;
-  m.name = name;
-  m.where = where;
-  SourcedParameters params;
-  m.description = r.string("description");
-  m.pcie_lanes = r.integer("pcie_lanes", 1, 1024);
-  m.memory_Bps = r.quantity("memory_bandwidth", Quantity::bandwidth);
-  m.latency_s = r.quantity("latency", Quantity::time);
-  m.shared_host_bridge = r.boolean("shared_host_bridge");
-  for (const char* key : {"pcie_lanes", "memory_bandwidth", "latency", "shared_host_bridge"}) params.add(key);
-  m.sources = params.read(r);
-  r.finish();
-  return m;
+  return read_model<CpuModel>(name, value, where, [](ObjectReader& r, CpuModel& m, SourcedParameters& params) {
+    m.pcie_lanes = params.integer(r, "pcie_lanes", 1, 1024);
+    m.memory_Bps = params.quantity(r, "memory_bandwidth", Quantity::bandwidth);
+    m.latency_s = params.quantity(r, "latency", Quantity::time);
+    m.shared_host_bridge = r.boolean("shared_host_bridge");
+    params.add("shared_host_bridge");
+  });
 }
 
 NicModel read_nic(const std::string& name, const Json& value, const SourceRef& where) {
-  ObjectReader r(value, where);
-  NicModel m;
-  m.name = name;
-  m.where = where;
-  SourcedParameters params;
-  m.description = r.string("description");
-  m.port_model = r.string("port_model");
-  m.ports = r.integer("ports", 1, 16);
-  m.pcie_model = r.string("pcie");
-  for (const char* key : {"port_model", "ports", "pcie"}) params.add(key);
-  m.sources = params.read(r);
-  r.finish();
-  return m;
+  return read_model<NicModel>(name, value, where, [](ObjectReader& r, NicModel& m, SourcedParameters& params) {
+    m.port_model = params.string(r, "port_model");
+    m.ports = params.integer(r, "ports", 1, 16);
+    m.pcie_model = params.string(r, "pcie");
+  });
 }
 
 void check_model_name(const std::string& name, const SourceRef& where) {

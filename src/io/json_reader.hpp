@@ -4,6 +4,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "model/source_ref.hpp"
 #include "util/units.hpp"
@@ -18,6 +19,8 @@ Json parse_json_text(const std::string& text, const std::string& file);
 
 /// Human name of a JSON value's type for error messages: "a string", "the number 3".
 std::string describe(const Json& value);
+
+[[noreturn]] void fail(const SourceRef& where, const std::string& message);
 
 /// Reads the members of one JSON object. Every key read is marked as known; finish() then
 /// rejects the rest with a "did you mean" hint, so a typo never becomes a silent default.
@@ -52,11 +55,21 @@ class ObjectReader {
   std::set<std::string> known_;
 };
 
+/// Every element of the array under `key`, each read by `read_one(value, where)`.
+template <typename ReadOne>
+auto read_array(ObjectReader& reader, const std::string& key, ReadOne read_one) {
+  const Json& array = reader.required(key);
+  SourceRef where = reader.at(key);
+  if (!array.is_array()) fail(where, "expected an array, got " + describe(array));
+  std::vector<decltype(read_one(array, where))> out;
+  for (std::size_t i = 0; i < array.size(); ++i) out.push_back(read_one(array[i], where.at(i)));
+  return out;
+}
+
 /// Value readers usable on any JSON value (array elements, map entries).
 std::string read_string(const Json& value, const SourceRef& where);
 double read_quantity(const Json& value, const SourceRef& where, Quantity kind);
 void expect_object(const Json& value, const SourceRef& where);
 void expect_array(const Json& value, const SourceRef& where);
-[[noreturn]] void fail(const SourceRef& where, const std::string& message);
 
 }  // namespace topsim

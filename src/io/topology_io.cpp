@@ -69,16 +69,9 @@ TopologySpec load_topology_spec(const std::string& path) {
   ObjectReader r(document, root);
   spec.name = r.string("name");
   spec.description = r.string("description");
-  if (const Json* sources = r.optional("sources")) {
-    expect_array(*sources, r.at("sources"));
-    for (std::size_t i = 0; i < sources->size(); ++i) spec.sources.push_back(read_string((*sources)[i], r.at("sources").at(i)));
-  }
-  const Json& devices = r.required("devices");
-  expect_array(devices, r.at("devices"));
-  for (std::size_t i = 0; i < devices.size(); ++i) spec.devices.push_back(read_device(devices[i], r.at("devices").at(i)));
-  const Json& links = r.required("links");
-  expect_array(links, r.at("links"));
-  for (std::size_t i = 0; i < links.size(); ++i) spec.links.push_back(read_link(links[i], r.at("links").at(i)));
+  if (r.has("sources")) spec.sources = read_array(r, "sources", read_string);
+  spec.devices = read_array(r, "devices", read_device);
+  spec.links = read_array(r, "links", read_link);
   r.finish();
   return spec;
 }

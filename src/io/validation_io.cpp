@@ -51,14 +51,10 @@ std::vector<ValidationRow> load_validation_rows(const std::string& path) {
   Json document = parse_json_text(read_text_file(path), path);
   ObjectReader r(document, SourceRef{path, ""});
   r.string("description");
-  const Json& rows = r.required("rows");
-  expect_array(rows, r.at("rows"));
-  std::vector<ValidationRow> out;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    out.push_back(read_row(rows[i], r.at("rows").at(i)));
-    for (std::size_t j = 0; j + 1 < out.size(); ++j)
-      if (out[j].id == out.back().id) fail(r.at("rows").at(i).at("id"), "duplicate row id '" + out.back().id + "'");
-  }
+  std::vector<ValidationRow> out = read_array(r, "rows", read_row);
+  for (std::size_t i = 0; i < out.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (out[j].id == out[i].id) fail(out[i].where.at("id"), "duplicate row id '" + out[i].id + "'");
   r.finish();
   return out;
 }

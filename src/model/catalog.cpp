@@ -38,26 +38,18 @@ void Catalog::claim_name(const std::string& name, const SourceRef& where) {
                          it->second.pointer + "); model names are unique across all models/ files");
 }
 
-void Catalog::add(LinkModel model) {
+template <typename Model>
+void Catalog::insert(std::map<std::string, Model>& models, Model model) {
   claim_name(model.name, model.where);
-  links_.emplace(model.name, std::move(model));
+  std::string name = model.name;
+  models.emplace(std::move(name), std::move(model));
 }
-void Catalog::add(GpuModel model) {
-  claim_name(model.name, model.where);
-  gpus_.emplace(model.name, std::move(model));
-}
-void Catalog::add(SwitchModel model) {
-  claim_name(model.name, model.where);
-  switches_.emplace(model.name, std::move(model));
-}
-void Catalog::add(CpuModel model) {
-  claim_name(model.name, model.where);
-  cpus_.emplace(model.name, std::move(model));
-}
-void Catalog::add(NicModel model) {
-  claim_name(model.name, model.where);
-  nics_.emplace(model.name, std::move(model));
-}
+
+void Catalog::add(LinkModel model) { insert(links_, std::move(model)); }
+void Catalog::add(GpuModel model) { insert(gpus_, std::move(model)); }
+void Catalog::add(SwitchModel model) { insert(switches_, std::move(model)); }
+void Catalog::add(CpuModel model) { insert(cpus_, std::move(model)); }
+void Catalog::add(NicModel model) { insert(nics_, std::move(model)); }
 
 const LinkModel& Catalog::link(const std::string& name, const SourceRef& where) const {
   return find(links_, name, where, "link model");

@@ -123,6 +123,8 @@ class Catalog {
 
  private:
   void claim_name(const std::string& name, const SourceRef& where);
+  template <typename Model>
+  void insert(std::map<std::string, Model>& models, Model model);
 
   std::map<std::string, LinkModel> links_;
   std::map<std::string, GpuModel> gpus_;

@@ -24,7 +24,7 @@ std::vector<RoleSummary> summarize(const std::vector<ValidationResult>& results)
     }
   }
   std::vector<RoleSummary> out;
-  for (const std::string& role : {"calibration", "check", "all"}) {
+  for (const char* role : {"calibration", "check", "all"}) {
     auto it = by_role.find(role);
     if (it == by_role.end()) continue;
     it->second.geomean_abs_error = std::exp(log_sum[role] / it->second.rows);

@@ -1,11 +1,9 @@
 #pragma once
 // Published measurements beside topsim's predictions: the accuracy table.
-#include <optional>
-#include <string>
-#include <vector>
-
 #include <cmath>
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "model/validation_spec.hpp"
 
@@ -27,10 +25,6 @@ struct RoleSummary {
 };
 
 std::vector<RoleSummary> summarize(const std::vector<ValidationResult>& results);
-
-}  // namespace topsim
-
-namespace topsim {
 
 class Topology;
 
