@@ -1,0 +1,63 @@
+#pragma once
+// Shared test fixtures: bundled data by absolute path (never relative to the working directory),
+// temporary files, and checks of error messages verbatim.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+#include "io/io.hpp"
+#include "topology/topology.hpp"
+#include "util/error.hpp"
+
+namespace topsim::test {
+
+inline std::string data_path(const std::string& relative) { return std::string(TOPSIM_DATA_DIR) + "/" + relative; }
+inline std::string test_data(const std::string& relative) { return std::string(TOPSIM_TEST_DATA_DIR) + "/" + relative; }
+
+inline const Catalog& catalog() {
+  static const Catalog models = load_catalog(data_path("models"));
+  return models;
+}
+
+inline Topology bundled(const std::string& name) {
+  return Topology::build(load_topology_spec(data_path("topologies/" + name + ".json")), catalog());
+}
+
+/// A file under a fresh temporary directory; returns its path.
+inline std::string write_temp(const std::string& name, const std::string& text) {
+  auto dir = std::filesystem::temp_directory_path() / ("topsim-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto path = dir / name;
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+/// The message of the InputError that `action` throws, "" if it throws none.
+template <typename Action>
+std::string input_error(Action&& action) {
+  try {
+    action();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+/// tests/data/tiny.json with one substring replaced, written to a temporary file.
+inline std::string tiny_with(const std::string& from, const std::string& to) {
+  std::string text = read_text(test_data("tiny.json"));
+  auto at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, from.size(), to);
+  return write_temp("tiny-variant.json", text);
+}
+
+}  // namespace topsim::test

@@ -1,0 +1,165 @@
+// Engine times derived by hand. Every TEST_CASE runs in its own process (SimGrid: one engine
+// per process), so each builds its own Simulator.
+#include <catch2/catch.hpp>
+
+#include "engine/simulator.hpp"
+#include "helpers.hpp"
+
+using namespace topsim;
+using namespace topsim::test;
+
+namespace {
+
+constexpr double kGiB = 1073741824.0;
+
+// Two P100s on one NVLink overridden to 25 GB/s, 1 us, efficiency 1, with a PCIe tree to a CPU.
+Topology pair(double bandwidth_Bps = 25e9, double latency_s = 1e-6) {
+  TopologySpec spec;
+  spec.file = "pair";
+  spec.name = "pair";
+  spec.description = "two GPUs on one link";
+  auto device = [&](const char* id, DeviceType type, const char* model) {
+    DeviceSpec d;
+    d.id = id;
+    d.type = type;
+    d.model = model;
+    spec.devices.push_back(d);
+  };
+  device("gpu0", DeviceType::gpu, "p100");
+  device("gpu1", DeviceType::gpu, "p100");
+  device("pcie0", DeviceType::pcie_switch, "pcie3-switch");
+  device("cpu0", DeviceType::cpu, "xeon-e5-2698v4");
+  auto link = [&](const char* a, const char* b, const char* model) {
+    LinkSpec l;
+    l.a = a;
+    l.b = b;
+    l.model = model;
+    spec.links.push_back(l);
+    return &spec.links.back();
+  };
+  LinkSpec* nvlink = link("gpu0", "gpu1", "nvlink1");
+  nvlink->bandwidth_Bps = bandwidth_Bps;
+  nvlink->latency_s = latency_s;
+  nvlink->efficiency = 1.0;
+  link("gpu0", "pcie0", "pcie3-x16");
+  link("gpu1", "pcie0", "pcie3-x16");
+  link("pcie0", "cpu0", "pcie3-x16");
+  return Topology::build(spec, catalog());
+}
+
+}  // namespace
+
+TEST_CASE("engine: 1 GiB over one 25 GB/s link with 1 us latency") {
+  Simulator sim;
+  Topology t = pair();
+  std::size_t p = sim.add_platform(t, RouteOptions{});
+  Schedule s;
+  s.transfer(0, 1, kGiB);
+  auto timings = sim.run(p, s);
+  // 1 us + 1073741824 B / 25e9 B/s = 1e-6 + 0.04294967296 = 0.04295067296 s
+  CHECK(timings[0].start_s == 0.0);
+  CHECK(timings[0].finish_s == Approx(0.04295067296).epsilon(1e-9));
+}
+
+TEST_CASE("engine: two transfers in one direction share the link") {
+  Simulator sim;
+  Topology t = pair();
+  std::size_t p = sim.add_platform(t, RouteOptions{});
+  Schedule s;
+  s.transfer(0, 1, kGiB);
+  s.transfer(0, 1, kGiB);
+  auto timings = sim.run(p, s);
+  // Each gets 12.5 GB/s: 1e-6 + 2 x 0.04294967296 = 0.08590034592 s
+  CHECK(timings[0].finish_s == Approx(0.08590034592).epsilon(1e-9));
+  CHECK(timings[1].finish_s == Approx(0.08590034592).epsilon(1e-9));
+}
+
+TEST_CASE("engine: opposite directions of a full-duplex link do not interfere") {
+  Simulator sim;
+  Topology t = pair();
+  std::size_t p = sim.add_platform(t, RouteOptions{});
+  Schedule s;
+  s.transfer(0, 1, kGiB);
+  s.transfer(1, 0, kGiB);
+  auto timings = sim.run(p, s);
+  CHECK(timings[0].finish_s == Approx(0.04295067296).epsilon(1e-9));
+  CHECK(timings[1].finish_s == Approx(0.04295067296).epsilon(1e-9));
+}
+
+TEST_CASE("engine: delays and dependencies order the ops") {
+  Simulator sim;
+  Topology t = pair(10e9, 2e-6);
+  std::size_t p = sim.add_platform(t, RouteOptions{});
+  Schedule s;
+  std::size_t wait = s.delay(0, 5e-6);
+  std::size_t first = s.transfer(0, 1, 1e6, {wait});
+  std::size_t second = s.transfer(1, 0, 1e6, {first});
+  std::size_t alone = s.delay(1, 3e-6);
+  auto timings = sim.run(p, s);
+  // delay 5 us; then 2 us + 1e6 / 10e9 = 102 us; then the reply another 102 us.
+  CHECK(timings[wait].finish_s == Approx(5e-6).epsilon(1e-9));
+  CHECK(timings[first].start_s == Approx(5e-6).epsilon(1e-9));
+  CHECK(timings[first].finish_s == Approx(107e-6).epsilon(1e-9));
+  CHECK(timings[second].finish_s == Approx(209e-6).epsilon(1e-9));
+  // Independent delays run concurrently, each at full speed.
+  CHECK(timings[alone].finish_s == Approx(3e-6).epsilon(1e-9));
+}
+
+TEST_CASE("engine: successive runs do not see each other's clock") {
+  Simulator sim;
+  Topology t = pair();
+  std::size_t p = sim.add_platform(t, RouteOptions{});
+  Schedule s;
+  s.transfer(0, 1, kGiB);
+  double first = sim.run(p, s)[0].finish_s;
+  double second = sim.run(p, s)[0].finish_s;
+  CHECK(first == Approx(second).epsilon(1e-12));
+}
+
+TEST_CASE("engine: NVSwitch planes carry their share and finish together") {
+  Simulator sim;
+  Topology t = bundled("dgx-h100");
+  std::size_t p = sim.add_platform(t, RouteOptions{});
+  Schedule s;
+  s.transfer(0, 1, 450e6);
+  auto timings = sim.run(p, s);
+  // 18 NVLink4 x 25 GB/s x 0.8376 = 376.92 GB/s striped 5/4/4/5 over the switches; latency
+  // 0.2 us + 0.25 us (switch) + 0.2 us. 0.65e-6 + 450e6 / 376.92e9 = 1.1945e-3 s
+  CHECK(timings[0].finish_s == Approx(0.65e-6 + 450e6 / 376.92e9).epsilon(1e-6));
+}
+
+TEST_CASE("engine: zero-byte transfers cost the path latency") {
+  Simulator sim;
+  Topology t = pair(25e9, 1e-6);
+  std::size_t p = sim.add_platform(t, RouteOptions{});
+  Schedule s;
+  s.transfer(0, 1, 0);
+  CHECK(sim.run(p, s)[0].finish_s == Approx(1e-6).epsilon(1e-9));
+}
+
+TEST_CASE("engine: several platforms in one simulator, all added before the first run") {
+  Simulator sim;
+  Topology slow = pair(10e9, 0);
+  Topology fast = pair(40e9, 0);
+  std::size_t a = sim.add_platform(slow, RouteOptions{});
+  std::size_t b = sim.add_platform(fast, RouteOptions{});
+  Schedule s;
+  s.transfer(0, 1, 1e9);
+  CHECK(sim.run(a, s)[0].finish_s == Approx(0.1).epsilon(1e-9));
+  CHECK(sim.run(b, s)[0].finish_s == Approx(0.025).epsilon(1e-9));
+  CHECK_THROWS_AS(sim.add_platform(fast, RouteOptions{}), std::logic_error);
+}
+
+TEST_CASE("engine: one simulator per process") {
+  Simulator sim;
+  CHECK_THROWS_AS(Simulator(), std::logic_error);
+}
+
+TEST_CASE("engine: invalid transfers are refused before SimGrid sees them") {
+  Simulator sim;
+  Topology t = pair();
+  std::size_t p = sim.add_platform(t, RouteOptions{});
+  Schedule s;
+  s.transfer(0, 0, 10);
+  CHECK_THROWS_AS(sim.run(p, s), std::invalid_argument);
+}

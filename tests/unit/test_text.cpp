@@ -1,0 +1,38 @@
+#include <catch2/catch.hpp>
+
+#include "util/error.hpp"
+#include "util/text.hpp"
+
+using namespace topsim;
+
+TEST_CASE("text: edit distance and closest match") {
+  CHECK(edit_distance("kitten", "sitting") == 3);
+  CHECK(edit_distance("", "abc") == 3);
+  CHECK(closest_match("bandwith", {"bandwidth", "latency", "count"}) == "bandwidth");
+  CHECK(closest_match("zzzzzz", {"bandwidth", "latency"}).empty());
+}
+
+TEST_CASE("text: unknown names list what is known, sorted") {
+  CHECK(unknown_name_message("GPU model", "v1000", {"v100", "a100", "h100"}) ==
+        "unknown GPU model 'v1000' (did you mean 'v100'?); known: a100, h100, v100");
+  CHECK(unknown_name_message("format", "yaml", {"table", "csv"}) == "unknown format 'yaml'; known: csv, table");
+}
+
+TEST_CASE("text: fixed precision never prints negative zero") {
+  CHECK(fixed(-0.001, 2) == "0.00");
+  CHECK(fixed(272.519, 2) == "272.52");
+  CHECK(shortest(0.9701) == "0.9701");
+  CHECK(shortest(25e9) == "2.5e+10");
+}
+
+TEST_CASE("text: integer lists") {
+  CHECK(parse_int_list("0,1,2,3,4") == std::vector<int>{0, 1, 2, 3, 4});
+  CHECK_THROWS_WITH(parse_int_list("0,x"), "'x' is not an integer (expected a list like 0,1,2)");
+  CHECK_THROWS_WITH(parse_int_list("0,,1"), "'' is not an integer (expected a list like 0,1,2)");
+}
+
+TEST_CASE("text: input errors read file:pointer: message") {
+  CHECK(std::string(InputError("t.json", "/links/3/bandwidth", "bad").what()) == "t.json:/links/3/bandwidth: bad");
+  CHECK(std::string(InputError("t.json", "", "cannot open").what()) == "t.json: cannot open");
+  CHECK(std::string(InputError("", "", "plain").what()) == "plain");
+}

@@ -1,0 +1,53 @@
+#include <catch2/catch.hpp>
+
+#include "helpers.hpp"
+#include "validate/validation.hpp"
+
+using namespace topsim;
+using namespace topsim::test;
+
+namespace {
+ValidationResult result(const std::string& id, const std::string& role, double error) {
+  ValidationResult r;
+  r.row.id = id;
+  r.row.role = role;
+  r.row.tolerance = 0.05;
+  r.error = error;
+  return r;
+}
+}  // namespace
+
+TEST_CASE("validation: summaries per role") {
+  auto summaries = summarize({result("a", "calibration", 0.01), result("b", "check", 0.10), result("c", "check", -0.20)});
+  REQUIRE(summaries.size() == 3);
+  CHECK(summaries[0].role == "calibration");
+  CHECK(summaries[0].geomean_abs_error == Approx(0.01));
+  CHECK(summaries[1].role == "check");
+  // geometric mean of 0.10 and 0.20 = sqrt(0.02)
+  CHECK(summaries[1].geomean_abs_error == Approx(0.141421356));
+  CHECK(summaries[1].worst_abs_error == Approx(0.20));
+  CHECK(summaries[1].worst_id == "c");
+  CHECK(summaries[2].role == "all");
+  CHECK(summaries[2].rows == 3);
+  CHECK_FALSE(result("c", "check", -0.20).pass());
+}
+
+TEST_CASE("validation: rows are read strictly") {
+  std::string ok = R"({"description": "d", "rows": [
+    {"id": "x", "topology": "dgx-a100", "metric": "uni_GBps", "src": 0, "dst": 1, "size": "160MB",
+     "method": "write", "peer_access": true, "measured": [270, 275], "role": "check", "tolerance": 0.05, "source": "s"}]})";
+  auto rows = load_validation_rows(write_temp("v.json", ok));
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].measured() == 272.5);
+  CHECK(rows[0].size_B == 160e6);
+  std::string bad = ok;
+  bad.replace(bad.find("[270, 275]"), 10, "\"272\"");
+  std::string path = write_temp("v-bad.json", bad);
+  CHECK(input_error([&] { load_validation_rows(path); }) ==
+        path + ":/rows/0/measured: expected a number or a [low, high] pair of numbers, got the string \"272\"");
+  std::string metric = ok;
+  metric.replace(metric.find("uni_GBps"), 8, "uni_GB");
+  path = write_temp("v-metric.json", metric);
+  CHECK(input_error([&] { load_validation_rows(path); }) ==
+        path + ":/rows/0/metric: unknown metric 'uni_GB' (did you mean 'uni_GBps'?); known: bi_GBps, latency_us, uni_GBps");
+}
