@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The two Quick start commands of the README; .ci/run calls the second.
+#   bash tools/run.sh demo   install what is missing, build, show DGX A100 and its p2p matrices
+#   bash tools/run.sh test   install what is missing, build, run every test
+# Works as root on a fresh Debian 12 (bookworm); elsewhere install the packages yourself.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(g++ cmake make pkg-config libsimgrid-dev libboost-graph-dev nlohmann-json3-dev libcli11-dev catch2)
+
+install_missing() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [[ ${#missing[@]} -eq 0 ]] && return 0
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "missing Debian packages: ${missing[*]} (run as root, or install them with apt-get)" >&2
+    exit 2
+  fi
+  echo "installing: ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+build() {
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build build -j "$(nproc)"
+}
+
+case "${1:-}" in
+  demo)
+    install_missing
+    build >/dev/null
+    build/topsim topo show dgx-a100
+    echo
+    build/topsim p2p dgx-a100
+    ;;
+  test)
+    install_missing
+    build
+    cd build && ctest -j "$(nproc)" --output-on-failure
+    ;;
+  *)
+    echo "usage: bash tools/run.sh demo|test" >&2
+    exit 2
+    ;;
+esac
