@@ -138,3 +138,40 @@ TEST_CASE("routing: PCIe relations on two-level switch trees") {
   CHECK(topo_matrix(bundled("dgx-h100")).cells[0][1] == "NV18");
   CHECK(topo_matrix(bundled("pcie-8x-rtx4090")).cells[0][1] == "PIX");
 }
+
+TEST_CASE("routing: the links each bundled server's copies use") {
+  struct Expect {
+    const char* topology;
+    int src, dst;
+    RouteKind kind;
+    int nvlinks;
+    std::size_t planes;
+    const char* first_path;
+  };
+  const Expect cases[] = {
+      {"dgx1-p100", 0, 4, RouteKind::nvlink, 1, 1, "gpu0 -nvlink1-> gpu4"},
+      {"dgx1-p100", 1, 6, RouteKind::host_staged, 0, 1,
+       "[gpu1 staging] gpu1 -pcie3-x16-> pcie0 [pcie0] pcie0 -pcie3-x16-> cpu0 [cpu0 memory] cpu0 -qpi-9.6x2-> cpu1 "
+       "[cpu1] cpu1 -pcie3-x16-> pcie3 [pcie3] pcie3 -pcie3-x16-> gpu6 [gpu6 staging]"},
+      {"dgx1-v100", 1, 5, RouteKind::nvlink, 2, 1, "gpu1 -nvlink2x2-> gpu5"},
+      {"dgx2", 15, 7, RouteKind::nvlink, 6, 6,
+       "gpu15 -nvlink2-> nvswitch6 [nvswitch6] nvswitch6 -nvlink2x8-> nvswitch0 [nvswitch0] nvswitch0 -nvlink2-> gpu7"},
+      {"dgx-a100", 3, 4, RouteKind::nvlink, 12, 6, "gpu3 -nvlink3x2-> nvswitch0 [nvswitch0] nvswitch0 -nvlink3x2-> gpu4"},
+      {"hgx-a800", 0, 7, RouteKind::nvlink, 8, 6, "gpu0 -nvlink3x2-> nvswitch0 [nvswitch0] nvswitch0 -nvlink3x2-> gpu7"},
+      {"dgx-h100", 0, 7, RouteKind::nvlink, 18, 4, "gpu0 -nvlink4x5-> nvswitch0 [nvswitch0] nvswitch0 -nvlink4x5-> gpu7"},
+      {"hgx-h800", 0, 7, RouteKind::nvlink, 8, 4, "gpu0 -nvlink4x2-> nvswitch0 [nvswitch0] nvswitch0 -nvlink4x2-> gpu7"},
+      {"dgx-station-v100", 2, 3, RouteKind::nvlink, 2, 1, "gpu2 -nvlink2x2-> gpu3"},
+      {"pcie-8x-rtx4090", 3, 4, RouteKind::host_staged, 0, 1,
+       "[gpu3 staging] gpu3 -pcie4-x16-> pcie0 [pcie0] pcie0 -pcie4-x16-> cpu0 [cpu0 memory] cpu0 -upi-11.2x3-> cpu1 "
+       "[cpu1] cpu1 -pcie4-x16-> pcie1 [pcie1] pcie1 -pcie4-x16-> gpu4 [gpu4 staging]"},
+  };
+  for (const Expect& e : cases) {
+    INFO(e.topology << " GPU" << e.src << " -> GPU" << e.dst);
+    Topology t = bundled(e.topology);
+    Route r = find_route(t, e.src, e.dst, RouteOptions{});
+    CHECK(r.kind == e.kind);
+    CHECK(r.nvlinks == e.nvlinks);
+    REQUIRE(r.paths.size() == e.planes);
+    CHECK(describe(t, r.paths[0]) == e.first_path);
+  }
+}
