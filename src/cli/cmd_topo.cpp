@@ -45,16 +45,16 @@ int nvlinks_of(const Topology& t, Vertex gpu) {
 std::string nvlink_peers(const Topology& t, int gpu) {
   std::vector<std::string> direct;
   int switched = 0;
-  std::size_t planes = 0;
+  int planes = 0;
   for (int other = 0; other < t.gpu_count(); ++other) {
     if (other == gpu) continue;
     Route route = find_route(t, gpu, other, RouteOptions{});
     if (route.kind != RouteKind::nvlink) continue;
-    if (route.paths.size() == 1 && route.paths[0].hops.size() == 1)
+    if (route.path.hops.size() == 1)
       direct.push_back("GPU" + std::to_string(other) + " x" + std::to_string(route.nvlinks));
     else {
       ++switched;
-      planes = std::max(planes, route.paths.size());
+      planes = std::max(planes, route.planes);
     }
   }
   if (switched > 0)

@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "util/error.hpp"
+
 namespace sg4 = simgrid::s4u;
 
 namespace topsim {
@@ -19,13 +21,75 @@ namespace {
 constexpr double kTimerFlopsPerSecond = 1.0;
 constexpr int kTimerCores = 1 << 30;
 
+struct PairRoute {
+  double latency_s = 0;
+};
+
 struct Platform {
   std::string prefix;
   int gpus = 0;
-  std::size_t planes = 1;
-  std::vector<std::vector<sg4::Host*>> hosts;          ///< [gpu][plane]
-  std::vector<std::vector<std::vector<double>>> shares;  ///< [src][dst][plane]
+  std::vector<sg4::Host*> hosts;                    ///< by GPU ordinal
+  std::map<std::pair<int, int>, PairRoute> pairs;   ///< declared routes
+  std::vector<std::pair<sg4::Host*, sg4::Host*>> composites;
   sg4::Host* timer = nullptr;
+};
+
+// Maps route hops onto SimGrid links, creating each resource once. A bundle of links (striped
+// NVSwitch planes) is one split-duplex link whose "UP" direction is the one in which its
+// lowest-indexed member runs forward; a physical link may belong to one bundle only.
+class ResourceMap {
+ public:
+  ResourceMap(const Topology& topology, const RouteOptions& options, sg4::NetZone* zone, std::string prefix)
+      : topology_(topology), options_(options), zone_(zone), prefix_(std::move(prefix)) {}
+
+  void append(const Hop& hop, std::vector<sg4::LinkInRoute>& out) {
+    if (hop.kind == Hop::Kind::link) {
+      std::vector<LinkUse> members = hop.links;
+      std::sort(members.begin(), members.end(), [](const LinkUse& a, const LinkUse& b) { return a.link < b.link; });
+      std::vector<std::size_t> key;
+      for (const LinkUse& m : members) key.push_back(m.link);
+      auto it = bundles_.find(key);
+      if (it == bundles_.end()) {
+        for (std::size_t link : key)
+          if (!owner_.emplace(link, key).second)
+            throw InputError(topology_.file(), topology_.link(link).where.pointer,
+                             "link " + std::to_string(link) + " is striped with different sets of NVSwitch planes on "
+                                                              "different routes; wire the planes evenly");
+        std::string name = prefix_ + "link";
+        for (std::size_t link : key) name += "." + std::to_string(link);
+        auto* link = zone_->create_split_duplex_link(name, *hop_capacity_Bps(topology_, hop, options_.mode));
+        link->seal();
+        it = bundles_.emplace(key, link).first;
+      }
+      bool up = members.front().forward;
+      out.emplace_back(it->second, up ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
+      return;
+    }
+    auto capacity = hop_capacity_Bps(topology_, hop, options_.mode);
+    if (!capacity) return;
+    std::vector<Vertex> devices = hop.devices;
+    std::sort(devices.begin(), devices.end());
+    auto key = std::make_pair(static_cast<int>(hop.kind), devices);
+    auto it = shared_.find(key);
+    if (it == shared_.end()) {
+      std::string name = prefix_ + "dev" + std::to_string(static_cast<int>(hop.kind));
+      for (Vertex v : devices) name += "." + topology_.device(v).id;
+      auto* link = zone_->create_link(name, *capacity);
+      link->set_sharing_policy(sg4::Link::SharingPolicy::SHARED);
+      link->seal();
+      it = shared_.emplace(key, link).first;
+    }
+    out.emplace_back(it->second);
+  }
+
+ private:
+  const Topology& topology_;
+  const RouteOptions& options_;
+  sg4::NetZone* zone_;
+  std::string prefix_;
+  std::map<std::vector<std::size_t>, sg4::Link*> bundles_;
+  std::map<std::size_t, std::vector<std::size_t>> owner_;
+  std::map<std::pair<int, std::vector<Vertex>>, sg4::Link*> shared_;
 };
 
 }  // namespace
@@ -51,79 +115,58 @@ Simulator::Simulator() : impl_(std::make_unique<Impl>()) {
   sg4::Engine::set_config("network/crosstraffic:0");
   sg4::Engine::set_config("network/TCP-gamma:0");
   sg4::Engine::set_config("network/weight-S:0");
-  sg4::Engine::set_config("network/latency-factor:1");
+  sg4::Engine::set_config("network/latency-factor:0");
   sg4::Engine::set_config("network/bandwidth-factor:1");
   impl_->root = sg4::create_full_zone("topsim");
 }
 
 Simulator::~Simulator() = default;
 
-std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions& options) {
+std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions& options, const PlatformNeeds& needs) {
   if (impl_->sealed) throw std::logic_error("Simulator: platforms must all be added before the first run");
   Platform p;
   p.prefix = "p" + std::to_string(impl_->platforms.size()) + ".";
   p.gpus = topology.gpu_count();
   sg4::NetZone* zone = sg4::create_full_zone(p.prefix + topology.name());
   zone->set_parent(impl_->root);
+  ResourceMap resources(topology, options, zone, p.prefix);
 
-  std::vector<sg4::Link*> links;
-  for (const Link& l : topology.links()) {
-    auto* link = zone->create_split_duplex_link(p.prefix + "link" + std::to_string(l.index), l.achieved_Bps());
-    link->set_latency(l.latency_s);
-    link->seal();
-    links.push_back(link);
-  }
-  std::map<std::pair<int, Vertex>, sg4::Link*> device_links;
-  auto device_link = [&](const Hop& hop) -> sg4::Link* {
-    auto capacity = hop_capacity_Bps(topology, hop);
-    if (!capacity) return nullptr;
-    auto key = std::make_pair(static_cast<int>(hop.kind), hop.device);
-    auto it = device_links.find(key);
-    if (it != device_links.end()) return it->second;
-    std::string name = p.prefix + topology.device(hop.device).id + "." + std::to_string(static_cast<int>(hop.kind));
-    auto* link = zone->create_link(name, *capacity);
-    link->set_sharing_policy(sg4::Link::SharingPolicy::SHARED);
-    link->set_latency(hop_latency_s(topology, hop));
-    link->seal();
-    device_links[key] = link;
-    return link;
-  };
-
-  std::vector<std::vector<Route>> routes(p.gpus, std::vector<Route>(p.gpus));
-  for (int s = 0; s < p.gpus; ++s)
-    for (int d = 0; d < p.gpus; ++d)
-      if (s != d) {
-        routes[s][d] = find_route(topology, s, d, options);
-        p.planes = std::max(p.planes, routes[s][d].paths.size());
-      }
-  p.hosts.assign(p.gpus, {});
-  for (int g = 0; g < p.gpus; ++g)
-    for (std::size_t plane = 0; plane < p.planes; ++plane)
-      p.hosts[g].push_back(zone->create_host(p.prefix + "gpu" + std::to_string(g) + "." + std::to_string(plane), 1.0));
+  for (int g = 0; g < p.gpus; ++g) p.hosts.push_back(zone->create_host(p.prefix + "gpu" + std::to_string(g), 1.0));
   p.timer = zone->create_host(p.prefix + "timer", kTimerFlopsPerSecond);
   p.timer->set_core_count(kTimerCores);
 
-  p.shares.assign(p.gpus, std::vector<std::vector<double>>(p.gpus));
-  for (int s = 0; s < p.gpus; ++s)
-    for (int d = 0; d < p.gpus; ++d) {
-      if (s == d) continue;
-      const Route& route = routes[s][d];
-      for (std::size_t plane = 0; plane < route.paths.size(); ++plane) {
-        const Path& path = route.paths[plane];
-        std::vector<sg4::LinkInRoute> hops;
-        for (const Hop& hop : path.hops) {
-          if (hop.kind == Hop::Kind::link) {
-            hops.emplace_back(links.at(hop.link), hop.forward ? sg4::LinkInRoute::Direction::UP
-                                                              : sg4::LinkInRoute::Direction::DOWN);
-          } else if (sg4::Link* link = device_link(hop)) {
-            hops.emplace_back(link);
-          }
-        }
-        zone->add_route(p.hosts[s][plane]->get_netpoint(), p.hosts[d][plane]->get_netpoint(), nullptr, nullptr, hops,
-                        false);
-        p.shares[s][d].push_back(path.share);
-      }
+  std::vector<std::pair<int, int>> pairs = needs.pairs;
+  if (needs.all_pairs)
+    for (int s = 0; s < p.gpus; ++s)
+      for (int d = 0; d < p.gpus; ++d)
+        if (s != d) pairs.emplace_back(s, d);
+  auto check_pair = [&](const std::pair<int, int>& pair) {
+    if (pair.first < 0 || pair.second < 0 || pair.first >= p.gpus || pair.second >= p.gpus || pair.first == pair.second)
+      throw std::invalid_argument("Simulator: route between invalid GPUs " + std::to_string(pair.first) + " -> " +
+                                  std::to_string(pair.second));
+  };
+  for (const auto& pair : pairs) {
+    check_pair(pair);
+    if (p.pairs.count(pair) != 0) continue;
+    Route route = find_route(topology, pair.first, pair.second, options);
+    std::vector<sg4::LinkInRoute> links;
+    for (const Hop& hop : route.path.hops) resources.append(hop, links);
+    zone->add_route(p.hosts[pair.first]->get_netpoint(), p.hosts[pair.second]->get_netpoint(), nullptr, nullptr, links,
+                    false);
+    p.pairs[pair] = PairRoute{path_latency_s(topology, route.path)};
+  }
+  for (std::size_t c = 0; c < needs.composites.size(); ++c) {
+    std::vector<sg4::LinkInRoute> links;
+    for (const auto& hop : needs.composites[c]) {
+      check_pair(hop);
+      Route route = find_route(topology, hop.first, hop.second, options);
+      for (const Hop& h : route.path.hops) resources.append(h, links);
     }
+    auto* a = zone->create_host(p.prefix + "composite" + std::to_string(c) + ".in", 1.0);
+    auto* b = zone->create_host(p.prefix + "composite" + std::to_string(c) + ".out", 1.0);
+    zone->add_route(a->get_netpoint(), b->get_netpoint(), nullptr, nullptr, links, false);
+    p.composites.emplace_back(a, b);
+  }
   zone->seal();
   impl_->platforms.push_back(std::move(p));
   return impl_->platforms.size() - 1;
@@ -131,69 +174,70 @@ std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions
 
 std::vector<OpTiming> Simulator::run(std::size_t platform, const Schedule& schedule) {
   const Platform& p = impl_->platforms.at(platform);
-  if (!impl_->sealed) {
-    impl_->root->seal();
-    impl_->sealed = true;
-  }
-  // Each op becomes one Exec (a delay) or one Comm per plane (a transfer). add_successor is only
-  // public on the typed activities, hence the two vectors.
+  // Each op becomes activities: a delay one Exec, a composite one Comm, a transfer an Exec for
+  // its route latency followed by a Comm. `first` starts the op, `last` ends it. add_successor
+  // is only public on the typed activities, hence the two pointer kinds.
   struct OpActivities {
     sg4::ExecPtr exec;
-    std::vector<sg4::CommPtr> comms;
-    std::vector<sg4::ActivityPtr> all() const {
-      std::vector<sg4::ActivityPtr> out(comms.begin(), comms.end());
-      if (exec) out.push_back(exec);
-      return out;
-    }
+    sg4::CommPtr comm;
+    sg4::ActivityPtr first() const { return exec ? sg4::ActivityPtr(exec) : sg4::ActivityPtr(comm); }
+    sg4::ActivityPtr last() const { return comm ? sg4::ActivityPtr(comm) : sg4::ActivityPtr(exec); }
     void precede(const sg4::ActivityPtr& next) const {
-      if (exec) exec->add_successor(next);
-      for (const auto& comm : comms) comm->add_successor(next);
+      if (comm) comm->add_successor(next);
+      else exec->add_successor(next);
     }
+  };
+  auto check_size = [](double size_B) {
+    if (!(size_B >= 0) || size_B > static_cast<double>(std::numeric_limits<uint64_t>::max() / 2))
+      throw std::invalid_argument("Simulator: transfer size out of range");
+    return static_cast<uint64_t>(std::llround(size_B));
   };
   std::vector<OpActivities> acts(schedule.ops.size());
   for (std::size_t i = 0; i < schedule.ops.size(); ++i) {
     const Op& op = schedule.ops[i];
-    if (op.kind == Op::Kind::delay) {
-      if (!(op.delay_s >= 0) || !std::isfinite(op.delay_s))
-        throw std::invalid_argument("Simulator: delay must be finite and >= 0");
-      acts[i].exec = sg4::Exec::init()->set_flops_amount(op.delay_s * kTimerFlopsPerSecond)->set_host(p.timer);
-    } else {
-      if (op.src_gpu < 0 || op.dst_gpu < 0 || op.src_gpu >= p.gpus || op.dst_gpu >= p.gpus || op.src_gpu == op.dst_gpu)
-        throw std::invalid_argument("Simulator: transfer between invalid GPUs " + std::to_string(op.src_gpu) + " -> " +
-                                    std::to_string(op.dst_gpu));
-      if (!(op.size_B >= 0) || op.size_B > static_cast<double>(std::numeric_limits<uint64_t>::max() / 2))
-        throw std::invalid_argument("Simulator: transfer size out of range");
-      const auto& shares = p.shares[op.src_gpu][op.dst_gpu];
-      // Split the bytes over the planes; the last plane takes the rounding remainder.
-      uint64_t total = static_cast<uint64_t>(std::llround(op.size_B));
-      uint64_t assigned = 0;
-      for (std::size_t plane = 0; plane < shares.size(); ++plane) {
-        uint64_t bytes = plane + 1 == shares.size() ? total - assigned
-                                                    : static_cast<uint64_t>(std::llround(shares[plane] * total));
-        bytes = std::min(bytes, total - assigned);
-        assigned += bytes;
-        acts[i].comms.push_back(sg4::Comm::sendto_init(p.hosts[op.src_gpu][plane], p.hosts[op.dst_gpu][plane])
-                                    ->set_payload_size(bytes));
+    OpActivities& a = acts[i];
+    switch (op.kind) {
+      case Op::Kind::delay:
+        if (!(op.delay_s >= 0) || !std::isfinite(op.delay_s))
+          throw std::invalid_argument("Simulator: delay must be finite and >= 0");
+        a.exec = sg4::Exec::init()->set_flops_amount(op.delay_s * kTimerFlopsPerSecond)->set_host(p.timer);
+        break;
+      case Op::Kind::transfer: {
+        auto route = p.pairs.find({op.src_gpu, op.dst_gpu});
+        if (route == p.pairs.end())
+          throw std::invalid_argument("Simulator: no declared route " + std::to_string(op.src_gpu) + " -> " +
+                                      std::to_string(op.dst_gpu));
+        a.exec = sg4::Exec::init()->set_flops_amount(route->second.latency_s * kTimerFlopsPerSecond)->set_host(p.timer);
+        a.comm = sg4::Comm::sendto_init(p.hosts[op.src_gpu], p.hosts[op.dst_gpu])->set_payload_size(check_size(op.size_B));
+        a.exec->add_successor(a.comm);
+        break;
+      }
+      case Op::Kind::composite: {
+        if (op.composite >= p.composites.size()) throw std::invalid_argument("Simulator: undeclared composite route");
+        const auto& [in, out] = p.composites[op.composite];
+        a.comm = sg4::Comm::sendto_init(in, out)->set_payload_size(check_size(op.size_B));
+        break;
       }
     }
-    for (std::size_t before : op.after)
-      for (const auto& act : acts[i].all()) acts.at(before).precede(act);
+    for (std::size_t before : op.after) acts.at(before).precede(a.first());
+  }
+  if (!impl_->sealed) {
+    impl_->root->seal();
+    impl_->sealed = true;
   }
   double start = sg4::Engine::get_clock();
-  for (const auto& op : acts)
-    for (const auto& act : op.all()) act->vetoable_start();
+  for (const auto& op : acts) {
+    if (op.exec) op.exec->vetoable_start();
+    if (op.comm) op.comm->vetoable_start();
+  }
   impl_->engine->run();
 
   std::vector<OpTiming> timings(schedule.ops.size());
   for (std::size_t i = 0; i < acts.size(); ++i) {
-    double first = std::numeric_limits<double>::infinity(), last = 0;
-    for (const auto& act : acts[i].all()) {
+    for (const auto& act : {acts[i].first(), acts[i].last()})
       if (act->get_state() != sg4::Activity::State::FINISHED)
         throw std::logic_error("Simulator: an activity did not finish (dependency cycle or engine failure)");
-      first = std::min(first, act->get_start_time());
-      last = std::max(last, act->get_finish_time());
-    }
-    timings[i] = OpTiming{first - start, last - start};
+    timings[i] = OpTiming{acts[i].first()->get_start_time() - start, acts[i].last()->get_finish_time() - start};
   }
   return timings;
 }

@@ -4,6 +4,7 @@
 // among the flows that cross it. This is the only module that includes SimGrid.
 #include <cstddef>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "routing/route.hpp"
@@ -12,24 +13,37 @@
 
 namespace topsim {
 
+/// What a platform must carry. SimGrid fixes routes when the platform is sealed (at the first
+/// run), so they are declared up front.
+struct PlatformNeeds {
+  bool all_pairs = true;                    ///< a route for every ordered GPU pair
+  std::vector<std::pair<int, int>> pairs;   ///< else routes for these (src, dst) pairs only
+  /// Composite flows: each crosses, once, every hop of a list of GPU-to-GPU routes (a ring, the
+  /// edges of a tree). A pipelined collective moves all of its hops at the pace of the slowest,
+  /// which is exactly what one flow over their union does under max-min sharing.
+  std::vector<std::vector<std::pair<int, int>>> composites;
+};
+
 class Simulator {
  public:
   /// Starts SimGrid with a network model whose times equal the link parameters: CM02 with no
-  /// TCP corrections (no cross-traffic, no RTT-window bound, no latency or bandwidth factor).
+  /// TCP corrections (no cross-traffic, no RTT-window bound, bandwidth factor 1). Latency factor
+  /// 0: the engine adds each route's latency itself, so composite flows carry none.
   /// One per process: SimGrid has one engine; a second Simulator throws std::logic_error.
   Simulator();
   ~Simulator();
   Simulator(const Simulator&) = delete;
   Simulator& operator=(const Simulator&) = delete;
 
-  /// Builds a platform for a topology: one host per GPU and NVSwitch plane, one split-duplex
-  /// link per topology link (bandwidth = count x line rate x efficiency), shared links for
-  /// switch cores, host memory, copy engines and staging, and a route for every GPU pair.
-  /// Every platform must be added before the first run (SimGrid seals the platform then).
-  std::size_t add_platform(const Topology& topology, const RouteOptions& options);
+  /// Builds a platform: one host per GPU, one split-duplex link per topology link or bundle of
+  /// striped NVSwitch-plane links (capacity under the route mode), shared links for switch
+  /// cores, host memory and GPU-side limits, and the routes `needs` asks for. Every platform
+  /// must be added before the first run (SimGrid seals the platform then).
+  std::size_t add_platform(const Topology& topology, const RouteOptions& options, const PlatformNeeds& needs = {});
 
-  /// Replays a schedule on a platform; timings relative to the schedule's start. Successive runs
-  /// do not overlap: each starts when the previous one has drained.
+  /// Replays a schedule on a platform; timings relative to the schedule's start. Transfers pay
+  /// their route's latency, then move their bytes; composite flows move bytes only. Successive
+  /// runs do not overlap: each starts when the previous one has drained.
   std::vector<OpTiming> run(std::size_t platform, const Schedule& schedule);
 
  private:

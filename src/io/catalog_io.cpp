@@ -219,6 +219,42 @@ NicModel read_nic(const std::string& name, const Json& value, const SourceRef& w
   });
 }
 
+NcclModel read_nccl(const std::string& name, const Json& value, const SourceRef& where) {
+  static const std::vector<std::string> architectures = {"pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell"};
+  if (std::find(architectures.begin(), architectures.end(), name) == architectures.end())
+    fail(where, unknown_name_message("architecture", name, architectures) + " (nccl_models are keyed by architecture)");
+  return read_model<NcclModel>(name, value, where, [](ObjectReader& r, NcclModel& m, SourcedParameters& params) {
+    if ((m.nvlink_efficiency = r.optional_number("nvlink_efficiency", 0, 1, true))) params.add("nvlink_efficiency");
+    m.gpu_Bps = params.optional_quantity(r, "gpu_bandwidth", Quantity::bandwidth);
+    if ((m.nvls_efficiency = r.optional_number("nvls_efficiency", 0, 1, true))) params.add("nvls_efficiency");
+    const Json& protocols = r.required("protocols");
+    SourceRef at = r.at("protocols");
+    expect_object(protocols, at);
+    static const std::vector<std::string> known = {"ll", "ll128", "simple"};
+    if (protocols.empty()) fail(at, "at least one protocol is needed; known: ll, ll128, simple");
+    for (const std::string& name : known) {
+      const Json* entry = protocols.contains(name) ? &protocols.at(name) : nullptr;
+      if (entry == nullptr) continue;
+      ObjectReader p(*entry, at.at(name));
+      SourcedParameters::Prefix scope(params, "protocols." + name);
+      NcclProtocol proto;
+      proto.name = name;
+      proto.efficiency = p.number("efficiency", 0, 1, true);
+      params.add("efficiency");
+      proto.ring_base_s = params.quantity(p, "ring_base", Quantity::time);
+      proto.tree_base_s = params.quantity(p, "tree_base", Quantity::time);
+      proto.nvlink_hop_s = params.quantity(p, "nvlink_hop", Quantity::time);
+      proto.pcie_hop_s = params.quantity(p, "pcie_hop", Quantity::time);
+      proto.network_hop_s = params.quantity(p, "network_hop", Quantity::time);
+      p.finish();
+      m.protocols.push_back(proto);
+    }
+    for (const auto& item : protocols.items())
+      if (std::find(known.begin(), known.end(), item.key()) == known.end())
+        fail(at.at(item.key()), unknown_name_message("protocol", item.key(), known));
+  });
+}
+
 void check_model_name(const std::string& name, const SourceRef& where) {
   bool ok = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_';
@@ -274,6 +310,7 @@ Catalog load_catalog(const std::string& models_dir) {
     read_section(catalog, file, "switch_models", read_switch);
     read_section(catalog, file, "cpu_models", read_cpu);
     read_section(catalog, file, "nic_models", read_nic);
+    read_section(catalog, file, "nccl_models", read_nccl);
     file.finish();
   }
   catalog.check_references();

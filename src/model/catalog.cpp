@@ -50,6 +50,24 @@ void Catalog::add(GpuModel model) { insert(gpus_, std::move(model)); }
 void Catalog::add(SwitchModel model) { insert(switches_, std::move(model)); }
 void Catalog::add(CpuModel model) { insert(cpus_, std::move(model)); }
 void Catalog::add(NicModel model) { insert(nics_, std::move(model)); }
+void Catalog::add(NcclModel model) {
+  auto [it, fresh] = nccl_.emplace(model.name, model);
+  if (!fresh)
+    throw InputError(model.where.file, model.where.pointer,
+                     "a second NCCL model for architecture '" + model.name + "' (first at " + it->second.where.file +
+                         ":" + it->second.where.pointer + ")");
+}
+
+const NcclModel* Catalog::nccl(const std::string& architecture) const {
+  auto it = nccl_.find(architecture);
+  return it == nccl_.end() ? nullptr : &it->second;
+}
+
+const NcclProtocol* NcclModel::protocol(const std::string& protocol_name) const {
+  for (const auto& p : protocols)
+    if (p.name == protocol_name) return &p;
+  return nullptr;
+}
 
 const LinkModel& Catalog::link(const std::string& name, const SourceRef& where) const {
   return find(links_, name, where, "link model");

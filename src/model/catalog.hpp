@@ -95,6 +95,31 @@ struct NicModel {
   SourceRef where;
 };
 
+/// How NCCL's kernels perform with one protocol on one GPU generation.
+struct NcclProtocol {
+  std::string name;         ///< "ll", "ll128", "simple"
+  double efficiency = 1;    ///< throughput relative to Simple on the same links (flags, packet format, SM work)
+  double ring_base_s = 0;   ///< fixed cost of a ring collective
+  double tree_base_s = 0;   ///< fixed cost of a tree collective
+  double nvlink_hop_s = 0;  ///< cost of one pipeline step over NVLink
+  double pcie_hop_s = 0;    ///< cost of one step over PCIe or through host memory
+  double network_hop_s = 0; ///< cost of one step over the network
+};
+
+/// NCCL's behaviour on one GPU architecture: what its SM-driven transfers achieve.
+struct NcclModel {
+  std::string name;                         ///< the architecture, e.g. "ampere"
+  std::string description;
+  std::optional<double> nvlink_efficiency;  ///< fraction of NVLink line rate NCCL's Simple protocol moves
+  std::optional<double> gpu_Bps;            ///< SM-driven traffic in + out of one GPU together, if it binds
+  std::optional<double> nvls_efficiency;    ///< NVLink SHARP (in-switch reduction); absent: no NVLS
+  std::vector<NcclProtocol> protocols;      ///< those NCCL runs on this generation, fastest-latency first
+  Sources sources;
+  SourceRef where;
+
+  const NcclProtocol* protocol(const std::string& name) const;
+};
+
 /// Every model of a models/ directory, looked up by name. Lookups that fail throw InputError
 /// at the given place with the list of known names.
 class Catalog {
@@ -104,18 +129,22 @@ class Catalog {
   void add(SwitchModel model);
   void add(CpuModel model);
   void add(NicModel model);
+  void add(NcclModel model);
 
   const LinkModel& link(const std::string& name, const SourceRef& where) const;
   const GpuModel& gpu(const std::string& name, const SourceRef& where) const;
   const SwitchModel& switch_model(const std::string& name, const SourceRef& where) const;
   const CpuModel& cpu(const std::string& name, const SourceRef& where) const;
   const NicModel& nic(const std::string& name, const SourceRef& where) const;
+  /// NCCL model of a GPU architecture, nullptr when models/ has none.
+  const NcclModel* nccl(const std::string& architecture) const;
 
   const std::map<std::string, LinkModel>& links() const { return links_; }
   const std::map<std::string, GpuModel>& gpus() const { return gpus_; }
   const std::map<std::string, SwitchModel>& switches() const { return switches_; }
   const std::map<std::string, CpuModel>& cpus() const { return cpus_; }
   const std::map<std::string, NicModel>& nics() const { return nics_; }
+  const std::map<std::string, NcclModel>& nccl_models() const { return nccl_; }
 
   /// Cross-references between models (a GPU's nvlink/pcie model names, a switch's NVLink model, a
   /// NIC's port model) must resolve to models of the right kind; throws InputError otherwise.
@@ -131,6 +160,7 @@ class Catalog {
   std::map<std::string, SwitchModel> switches_;
   std::map<std::string, CpuModel> cpus_;
   std::map<std::string, NicModel> nics_;
+  std::map<std::string, NcclModel> nccl_;  ///< by architecture (its own namespace, not a model name)
   std::map<std::string, SourceRef> names_;  ///< one namespace for all models, so a name is unambiguous
 };
 

@@ -18,7 +18,7 @@ const char* to_string(CopyMethod method) { return method == CopyMethod::write ? 
 RouteOptions route_options(const P2pOptions& options) {
   RouteOptions route;
   route.peer_access = options.peer_access;
-  route.copy_engine = true;
+  route.mode = TransferMode::copy_engine;
   return route;
 }
 

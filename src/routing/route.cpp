@@ -1,9 +1,11 @@
 #include "routing/route.hpp"
 
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 
 #include "routing/graph_search.hpp"
+#include "util/error.hpp"
 
 namespace topsim {
 
@@ -26,15 +28,14 @@ Hop link_hop(const Topology& t, Edge e, Vertex from) {
   const Link& link = t.link(e);
   Hop hop;
   hop.kind = Hop::Kind::link;
-  hop.link = link.index;
-  hop.forward = link.a == from;
+  hop.links.push_back(LinkUse{link.index, link.a == from});
   return hop;
 }
 
 Hop device_hop(Hop::Kind kind, Vertex v) {
   Hop hop;
   hop.kind = kind;
-  hop.device = v;
+  hop.devices.push_back(v);
   return hop;
 }
 
@@ -54,6 +55,49 @@ bool nvlink_only(const Link& l) { return l.kind == LinkKind::nvlink; }
 bool pcie_only(const Link& l) { return l.kind == LinkKind::pcie; }
 bool between_cpus(const Link& l) { return l.kind == LinkKind::socket || l.kind == LinkKind::numa; }
 
+[[noreturn]] void uneven(const Topology& t, Vertex src, Vertex dst, const std::string& why) {
+  throw InputError(t.file(), "/links",
+                   "NVSwitch planes between " + t.device(src).id + " and " + t.device(dst).id + " are wired unevenly (" +
+                       why + "); topsim models striped planes when every stage splits like the source's links");
+}
+
+// The planes' paths merged stage by stage into one path. Valid when every stage carries the
+// same fractions as the source's links (what the hardware's striping does); else uneven().
+Path bundle_planes(const Topology& t, Vertex src, Vertex dst, const std::vector<Path>& planes) {
+  double first_total = 0;
+  for (const Path& p : planes) first_total += t.link(p.hops.front().links.front().link).line_rate_Bps();
+  Path merged;
+  std::size_t stages = planes.front().hops.size();
+  for (const Path& p : planes)
+    if (p.hops.size() != stages) uneven(t, src, dst, "the planes have paths of different lengths");
+  for (std::size_t k = 0; k < stages; ++k) {
+    Hop hop;
+    hop.kind = planes.front().hops[k].kind;
+    double total = 0;
+    for (const Path& p : planes) {
+      const Hop& h = p.hops[k];
+      if (h.kind != hop.kind) uneven(t, src, dst, "the planes differ in the kind of hop at stage " + std::to_string(k));
+      hop.links.insert(hop.links.end(), h.links.begin(), h.links.end());
+      hop.devices.insert(hop.devices.end(), h.devices.begin(), h.devices.end());
+      if (h.kind == Hop::Kind::link) total += t.link(h.links.front().link).line_rate_Bps();
+    }
+    if (hop.kind == Hop::Kind::link) {
+      for (std::size_t p = 0; p < planes.size(); ++p) {
+        double share = t.link(planes[p].hops.front().links.front().link).line_rate_Bps() / first_total;
+        double stage = t.link(planes[p].hops[k].links.front().link).line_rate_Bps() / total;
+        if (std::abs(share - stage) > 1e-9)
+          uneven(t, src, dst, "plane " + std::to_string(p) + " carries " + std::to_string(share) + " of the bytes but has " +
+                                  std::to_string(stage) + " of the capacity at stage " + std::to_string(k));
+      }
+      for (std::size_t i = 0; i < hop.links.size(); ++i)
+        for (std::size_t j = 0; j < i; ++j)
+          if (hop.links[i].link == hop.links[j].link) uneven(t, src, dst, "two planes share a link");
+    }
+    merged.hops.push_back(std::move(hop));
+  }
+  return merged;
+}
+
 std::optional<Route> nvlink_route(const Topology& t, Vertex src, Vertex dst) {
   const Graph& g = t.graph();
   for (Edge e : boost::make_iterator_range(boost::out_edges(src, g))) {
@@ -61,30 +105,30 @@ std::optional<Route> nvlink_route(const Topology& t, Vertex src, Vertex dst) {
       Route route;
       route.kind = RouteKind::nvlink;
       route.nvlinks = t.link(e).count;
-      route.paths.push_back(Path{1.0, {link_hop(t, e, src)}});
+      route.path.hops.push_back(link_hop(t, e, src));
       return route;
     }
   }
-  // Through NVSwitches: the source stripes its bytes evenly over all its NVLinks, so each switch
-  // plane carries the share of the source's links that enter it.
+  // Through NVSwitches: one path per switch the source has links into (a plane).
+  auto switches_only = [](const Device& d) { return d.type == DeviceType::nvswitch; };
+  std::vector<Path> planes;
   Route route;
   route.kind = RouteKind::nvlink;
-  auto switches_only = [](const Device& d) { return d.type == DeviceType::nvswitch; };
   for (Edge first : boost::make_iterator_range(boost::out_edges(src, g))) {
     Vertex plane = t.other_end(first, src);
     if (t.link(first).kind != LinkKind::nvlink || t.device(plane).type != DeviceType::nvswitch) continue;
     auto rest = shortest_path(t, plane, dst, nvlink_only, switches_only);
     if (!rest) continue;
     Path path;
-    path.share = t.link(first).count;
     path.hops.push_back(link_hop(t, first, src));
     path.hops.push_back(device_hop(Hop::Kind::crossbar, plane));
     append_walk(t, plane, *rest, path.hops);
     route.nvlinks += t.link(first).count;
-    route.paths.push_back(std::move(path));
+    planes.push_back(std::move(path));
   }
-  if (route.paths.empty()) return std::nullopt;
-  for (Path& path : route.paths) path.share /= route.nvlinks;
+  if (planes.empty()) return std::nullopt;
+  route.planes = static_cast<int>(planes.size());
+  route.path = planes.size() == 1 ? planes.front() : bundle_planes(t, src, dst, planes);
   return route;
 }
 
@@ -95,15 +139,14 @@ std::optional<Route> pcie_peer_route(const Topology& t, Vertex src, Vertex dst) 
   if (!edges) return std::nullopt;
   Route route;
   route.kind = RouteKind::pcie_peer;
-  Path path;
-  append_walk(t, src, *edges, path.hops);
-  route.paths.push_back(std::move(path));
+  append_walk(t, src, *edges, route.path.hops);
   return route;
 }
 
-Route staged_route(const Topology& t, Vertex src, Vertex dst) {
-  // GPU -> PCIe -> memory of the source's socket -> (socket links) -> PCIe -> GPU, with the
-  // staging pipelines of both GPUs. One flow: the driver pipelines the two copies in chunks.
+Route host_route(const Topology& t, Vertex src, Vertex dst, bool staging) {
+  // GPU -> PCIe -> memory of the source's socket -> (socket links) -> PCIe -> GPU: a staged
+  // cudaMemcpy pipelines its two copies in chunks, NCCL's shared-memory transport writes and
+  // reads a host buffer; either way one flow.
   Vertex src_cpu = t.local_cpu(src);
   Vertex dst_cpu = t.local_cpu(dst);
   auto fabric = [](const Device& d) { return d.type == DeviceType::pcie_switch; };
@@ -112,20 +155,39 @@ Route staged_route(const Topology& t, Vertex src, Vertex dst) {
   auto across = shortest_path(t, src_cpu, dst_cpu, between_cpus, cpus);
   auto down = shortest_path(t, dst_cpu, dst, pcie_only, fabric);
   if (!up || !across || !down)
-    throw std::logic_error("no host path between " + t.device(src).id + " and " + t.device(dst).id +
-                           "; Topology::build should have rejected this topology");
-  Path path;
-  path.hops.push_back(device_hop(Hop::Kind::staging, src));
-  append_walk(t, src, *up, path.hops);
-  path.hops.push_back(device_hop(Hop::Kind::host_memory, src_cpu));
-  Vertex at = append_walk(t, src_cpu, *across, path.hops);
-  if (at != src_cpu) path.hops.push_back(device_hop(Hop::Kind::crossbar, at));
-  append_walk(t, dst_cpu, *down, path.hops);
-  path.hops.push_back(device_hop(Hop::Kind::staging, dst));
+    throw InputError(t.file(), "", "no path through host memory between " + t.device(src).id + " and " +
+                                       t.device(dst).id + ": their CPUs are not joined by socket links");
   Route route;
   route.kind = RouteKind::host_staged;
-  route.paths.push_back(std::move(path));
+  std::vector<Hop>& hops = route.path.hops;
+  if (staging) hops.push_back(device_hop(Hop::Kind::staging, src));
+  append_walk(t, src, *up, hops);
+  hops.push_back(device_hop(Hop::Kind::host_memory, src_cpu));
+  Vertex at = append_walk(t, src_cpu, *across, hops);
+  if (at != src_cpu) hops.push_back(device_hop(Hop::Kind::crossbar, at));
+  append_walk(t, dst_cpu, *down, hops);
+  if (staging) hops.push_back(device_hop(Hop::Kind::staging, dst));
   return route;
+}
+
+// Efficiency of NCCL's kernels on an NVLink: that of the architecture of the GPU at either end;
+// for switch-to-switch trunks, the lowest among the topology's GPUs.
+double nccl_nvlink_efficiency(const Topology& t, const Link& link) {
+  auto of = [&](Vertex v) -> std::optional<double> {
+    const Device& d = t.device(v);
+    if (d.type != DeviceType::gpu) return std::nullopt;
+    if (!d.nccl || !d.nccl->nvlink_efficiency)
+      throw InputError(t.file(), d.where.pointer,
+                       d.id + " (" + d.model_name + "): models/ has no NCCL NVLink efficiency for architecture '" +
+                           d.gpu().architecture + "' (nccl_models." + d.gpu().architecture + ".nvlink_efficiency)");
+    return d.nccl->nvlink_efficiency;
+  };
+  if (auto e = of(link.a)) return *e;
+  if (auto e = of(link.b)) return *e;
+  double lowest = 1;
+  for (Vertex v : t.gpus())
+    if (t.device(v).gpu().nvlink_count > 0) lowest = std::min(lowest, *of(v));
+  return lowest;
 }
 
 }  // namespace
@@ -140,47 +202,69 @@ Route find_route(const Topology& t, int src_gpu, int dst_gpu, const RouteOptions
     if (!route && t.gpu_model(src_gpu).peer_over_pcie && t.gpu_model(dst_gpu).peer_over_pcie)
       route = pcie_peer_route(t, src, dst);
   }
-  if (!route) route = staged_route(t, src, dst);
-  if (options.copy_engine) {
-    for (Path& path : route->paths) {
-      path.hops.insert(path.hops.begin(), device_hop(Hop::Kind::copy_engine, src));
-      path.hops.push_back(device_hop(Hop::Kind::copy_engine, dst));
-    }
+  if (!route) route = host_route(t, src, dst, options.mode == TransferMode::copy_engine);
+  std::vector<Hop>& hops = route->path.hops;
+  if (options.mode == TransferMode::copy_engine) {
+    hops.insert(hops.begin(), device_hop(Hop::Kind::copy_engine, src));
+    hops.push_back(device_hop(Hop::Kind::copy_engine, dst));
+  } else if (options.mode == TransferMode::sm) {
+    hops.insert(hops.begin(), device_hop(Hop::Kind::gpu_sm, src));
+    hops.push_back(device_hop(Hop::Kind::gpu_sm, dst));
   }
   return *route;
 }
 
-std::optional<double> hop_capacity_Bps(const Topology& t, const Hop& hop) {
-  switch (hop.kind) {
-    case Hop::Kind::link: return t.link(hop.link).achieved_Bps();
-    case Hop::Kind::crossbar: {
-      // A non-blocking crossbar moves at most what all its ports bring in; never the bottleneck
-      // unless the topology is wired beyond its ports, but it keeps the resource finite.
-      double total = 0;
-      for (Edge e : boost::make_iterator_range(boost::out_edges(hop.device, t.graph()))) total += t.link(e).line_rate_Bps();
-      return total;
+std::optional<double> hop_capacity_Bps(const Topology& t, const Hop& hop, TransferMode mode) {
+  auto sum = [](std::optional<double> a, std::optional<double> b) -> std::optional<double> {
+    if (!a || !b) return std::nullopt;
+    return *a + *b;
+  };
+  std::optional<double> total = 0.0;
+  if (hop.kind == Hop::Kind::link) {
+    for (const LinkUse& use : hop.links) {
+      const Link& link = t.link(use.link);
+      double efficiency = mode == TransferMode::sm && link.kind == LinkKind::nvlink ? nccl_nvlink_efficiency(t, link)
+                                                                                    : link.efficiency;
+      total = sum(total, link.line_rate_Bps() * efficiency);
     }
-    case Hop::Kind::host_memory:
-      // Staged bytes cross DRAM twice: written by the first copy, read by the second.
-      return t.device(hop.device).cpu().memory_Bps / 2;
-    case Hop::Kind::copy_engine: return t.device(hop.device).gpu().copy.bidirectional_Bps;
-    case Hop::Kind::staging: return t.device(hop.device).gpu().copy.staging_Bps;
+    return total;
   }
-  return std::nullopt;
+  for (Vertex v : hop.devices) {
+    const Device& d = t.device(v);
+    std::optional<double> capacity;
+    switch (hop.kind) {
+      case Hop::Kind::crossbar: {
+        // A non-blocking crossbar moves at most what all its ports bring in: never the bottleneck
+        // unless wired beyond its ports, but it keeps the resource finite.
+        double ports = 0;
+        for (Edge e : boost::make_iterator_range(boost::out_edges(v, t.graph()))) ports += t.link(e).line_rate_Bps();
+        capacity = ports;
+        break;
+      }
+      // Bounced bytes cross DRAM twice: written by the first copy, read by the second.
+      case Hop::Kind::host_memory: capacity = d.cpu().memory_Bps / 2; break;
+      case Hop::Kind::copy_engine: capacity = d.gpu().copy.bidirectional_Bps; break;
+      case Hop::Kind::staging: capacity = d.gpu().copy.staging_Bps; break;
+      case Hop::Kind::gpu_sm:
+        if (d.nccl) capacity = d.nccl->gpu_Bps;
+        break;
+      case Hop::Kind::link: break;
+    }
+    total = sum(total, capacity);
+  }
+  return total;
 }
 
 double hop_latency_s(const Topology& t, const Hop& hop) {
-  switch (hop.kind) {
-    case Hop::Kind::link: return t.link(hop.link).latency_s;
-    case Hop::Kind::crossbar: {
-      const Device& d = t.device(hop.device);
-      return d.type == DeviceType::cpu ? d.cpu().latency_s : d.switch_model().latency_s;
+  double latency = 0;
+  for (const LinkUse& use : hop.links) latency = std::max(latency, t.link(use.link).latency_s);
+  if (hop.kind == Hop::Kind::crossbar || hop.kind == Hop::Kind::host_memory) {
+    for (Vertex v : hop.devices) {
+      const Device& d = t.device(v);
+      latency = std::max(latency, d.type == DeviceType::cpu ? d.cpu().latency_s : d.switch_model().latency_s);
     }
-    case Hop::Kind::host_memory: return t.device(hop.device).cpu().latency_s;
-    case Hop::Kind::copy_engine:
-    case Hop::Kind::staging: return 0;
   }
-  return 0;
+  return latency;
 }
 
 double path_latency_s(const Topology& t, const Path& path) {
@@ -189,29 +273,66 @@ double path_latency_s(const Topology& t, const Path& path) {
   return total;
 }
 
-double path_bandwidth_Bps(const Topology& t, const Path& path) {
+double path_bandwidth_Bps(const Topology& t, const Path& path, TransferMode mode) {
   double narrowest = std::numeric_limits<double>::infinity();
   for (const Hop& hop : path.hops)
-    if (auto capacity = hop_capacity_Bps(t, hop)) narrowest = std::min(narrowest, *capacity);
+    if (auto capacity = hop_capacity_Bps(t, hop, mode)) narrowest = std::min(narrowest, *capacity);
   return narrowest;
 }
+
+namespace {
+
+// "nvswitch0..5" for ids that differ only in a contiguous numeric suffix, else "a+b+c".
+std::string device_set(const Topology& t, const std::vector<Vertex>& devices) {
+  std::vector<std::string> ids;
+  for (Vertex v : devices) {
+    const std::string& id = t.device(v).id;
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+  }
+  if (ids.size() == 1) return ids.front();
+  auto split = [](const std::string& id) {
+    std::size_t digits = id.find_last_not_of("0123456789") + 1;
+    return std::make_pair(id.substr(0, digits), digits < id.size() ? std::stol(id.substr(digits)) : -1L);
+  };
+  auto [prefix, first] = split(ids.front());
+  bool range = first >= 0;
+  for (std::size_t i = 1; i < ids.size() && range; ++i) {
+    auto [p, n] = split(ids[i]);
+    range = p == prefix && n == first + static_cast<long>(i);
+  }
+  if (range) return prefix + std::to_string(first) + ".." + std::to_string(first + static_cast<long>(ids.size()) - 1);
+  std::string out;
+  for (const auto& id : ids) out += (out.empty() ? "" : "+") + id;
+  return out;
+}
+
+}  // namespace
 
 std::string describe(const Topology& t, const Path& path) {
   std::string text;
   for (const Hop& hop : path.hops) {
     if (!text.empty()) text += " ";
-    switch (hop.kind) {
-      case Hop::Kind::link: {
-        const Link& link = t.link(hop.link);
-        const std::string& from = t.device(hop.forward ? link.a : link.b).id;
-        const std::string& to = t.device(hop.forward ? link.b : link.a).id;
-        text += from + " -" + link.model_name + (link.count > 1 ? "x" + std::to_string(link.count) : "") + "-> " + to;
-        break;
+    if (hop.kind == Hop::Kind::link) {
+      std::vector<Vertex> from, to;
+      int count = 0;
+      for (const LinkUse& use : hop.links) {
+        const Link& link = t.link(use.link);
+        from.push_back(use.forward ? link.a : link.b);
+        to.push_back(use.forward ? link.b : link.a);
+        count += link.count;
       }
-      case Hop::Kind::crossbar: text += "[" + t.device(hop.device).id + "]"; break;
-      case Hop::Kind::host_memory: text += "[" + t.device(hop.device).id + " memory]"; break;
-      case Hop::Kind::copy_engine: text += "[" + t.device(hop.device).id + " copy engines]"; break;
-      case Hop::Kind::staging: text += "[" + t.device(hop.device).id + " staging]"; break;
+      const std::string& model = t.link(hop.links.front().link).model_name;
+      text += device_set(t, from) + " -" + model + (count > 1 ? "x" + std::to_string(count) : "") + "-> " + device_set(t, to);
+      continue;
+    }
+    std::string set = device_set(t, hop.devices);
+    switch (hop.kind) {
+      case Hop::Kind::crossbar: text += "[" + set + "]"; break;
+      case Hop::Kind::host_memory: text += "[" + set + " memory]"; break;
+      case Hop::Kind::copy_engine: text += "[" + set + " copy engines]"; break;
+      case Hop::Kind::staging: text += "[" + set + " staging]"; break;
+      case Hop::Kind::gpu_sm: text += "[" + set + " SMs]"; break;
+      case Hop::Kind::link: break;
     }
   }
   return text;

@@ -23,6 +23,17 @@ std::size_t Schedule::transfer(int src_gpu, int dst_gpu, double size_B, std::vec
   return ops.size() - 1;
 }
 
+std::size_t Schedule::composite(std::size_t index, double size_B, std::vector<std::size_t> after) {
+  check_after(after, ops.size());
+  Op op;
+  op.kind = Op::Kind::composite;
+  op.composite = index;
+  op.size_B = size_B;
+  op.after = std::move(after);
+  ops.push_back(std::move(op));
+  return ops.size() - 1;
+}
+
 std::size_t Schedule::delay(int gpu, double delay_s, std::vector<std::size_t> after) {
   check_after(after, ops.size());
   Op op;

@@ -7,11 +7,16 @@
 namespace topsim {
 
 struct Op {
-  enum class Kind { transfer, delay };
+  enum class Kind {
+    transfer,   ///< bytes from one GPU to another over their route, route latency included
+    composite,  ///< bytes over every hop of a declared composite route at once (a pipelined ring)
+    delay,      ///< a fixed time
+  };
   Kind kind = Kind::delay;
   int src_gpu = -1;   ///< transfer: sender; delay: the GPU it happens on
   int dst_gpu = -1;   ///< transfer: receiver
-  double size_B = 0;  ///< transfer: payload bytes, whole bytes
+  std::size_t composite = 0;  ///< composite: index into the platform's declared composites
+  double size_B = 0;  ///< transfer, composite: bytes, whole bytes
   double delay_s = 0; ///< delay: fixed time (software overhead, kernel launch, protocol step)
   std::vector<std::size_t> after;  ///< ops that must finish before this one starts (earlier indices)
 };
@@ -20,6 +25,7 @@ struct Schedule {
   std::vector<Op> ops;
 
   std::size_t transfer(int src_gpu, int dst_gpu, double size_B, std::vector<std::size_t> after = {});
+  std::size_t composite(std::size_t index, double size_B, std::vector<std::size_t> after = {});
   std::size_t delay(int gpu, double delay_s, std::vector<std::size_t> after = {});
 };
 

@@ -164,6 +164,7 @@ Topology Topology::build(const TopologySpec& spec, const Catalog& catalog) {
     switch (ds.type) {
       case DeviceType::gpu:
         d.model = catalog.gpu(ds.model, model_at);
+        if (const NcclModel* nccl = catalog.nccl(d.gpu().architecture)) d.nccl = *nccl;
         d.gpu_index = static_cast<int>(t.gpus_.size());
         break;
       case DeviceType::nvswitch:

@@ -26,6 +26,7 @@ struct Device {
   int nic_index = -1;  ///< NIC ordinal as nvidia-smi numbers them; -1 for other devices
   std::string cores;
   std::optional<int> numa_node;
+  std::optional<NcclModel> nccl;  ///< gpu only: NCCL's behaviour on its architecture, when models/ has it
   SourceRef where;
 
   const GpuModel& gpu() const { return std::get<GpuModel>(model); }

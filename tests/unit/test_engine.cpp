@@ -116,7 +116,7 @@ TEST_CASE("engine: successive runs do not see each other's clock") {
   CHECK(first == Approx(second).epsilon(1e-12));
 }
 
-TEST_CASE("engine: NVSwitch planes carry their share and finish together") {
+TEST_CASE("engine: striped NVSwitch planes carry a transfer as one bundle") {
   Simulator sim;
   Topology t = bundled("dgx-h100");
   std::size_t p = sim.add_platform(t, RouteOptions{});

@@ -8,10 +8,11 @@ using namespace topsim;
 using namespace topsim::test;
 
 namespace {
-std::vector<std::string> paths(const Topology& t, const Route& route) {
-  std::vector<std::string> out;
-  for (const Path& p : route.paths) out.push_back(describe(t, p));
-  return out;
+std::string text(const Topology& t, const Route& route) { return describe(t, route.path); }
+RouteOptions copies() {
+  RouteOptions options;
+  options.mode = TransferMode::copy_engine;
+  return options;
 }
 }  // namespace
 
@@ -20,25 +21,28 @@ TEST_CASE("routing: DGX-1 V100 uses the bonded NVLinks of a pair") {
   Route r = find_route(t, 0, 3, RouteOptions{});
   CHECK(r.kind == RouteKind::nvlink);
   CHECK(r.nvlinks == 2);
-  CHECK(paths(t, r) == std::vector<std::string>{"gpu0 -nvlink2x2-> gpu3"});
+  CHECK(text(t, r) == "gpu0 -nvlink2x2-> gpu3");
   // 25 GB/s x 2 links x 0.9701 efficiency.
-  CHECK(path_bandwidth_Bps(t, r.paths[0]) == Approx(48.505e9));
-  CHECK(path_latency_s(t, r.paths[0]) == Approx(0.2e-6));
+  CHECK(path_bandwidth_Bps(t, r.path, TransferMode::raw) == Approx(48.505e9));
+  // NCCL's kernels on Volta reach 0.8 of line rate: 2 x 25 x 0.8.
+  CHECK(path_bandwidth_Bps(t, r.path, TransferMode::sm) == Approx(40e9));
+  CHECK(path_latency_s(t, r.path) == Approx(0.2e-6));
 }
 
 TEST_CASE("routing: DGX-1 pairs without NVLink are staged through host memory across QPI") {
   Topology t = bundled("dgx1-v100");
-  Route r = find_route(t, 0, 5, RouteOptions{});
+  Route r = find_route(t, 0, 5, copies());
   CHECK(r.kind == RouteKind::host_staged);
-  CHECK(paths(t, r) == std::vector<std::string>{
-                           "[gpu0 staging] gpu0 -pcie3-x16-> pcie0 [pcie0] pcie0 -pcie3-x16-> cpu0 [cpu0 memory] "
-                           "cpu0 -qpi-9.6x2-> cpu1 [cpu1] cpu1 -pcie3-x16-> pcie2 [pcie2] pcie2 -pcie3-x16-> gpu5 "
-                           "[gpu5 staging]"});
+  CHECK(text(t, r) == "[gpu0 copy engines] [gpu0 staging] gpu0 -pcie3-x16-> pcie0 [pcie0] pcie0 -pcie3-x16-> cpu0 "
+                      "[cpu0 memory] cpu0 -qpi-9.6x2-> cpu1 [cpu1] cpu1 -pcie3-x16-> pcie2 [pcie2] pcie2 -pcie3-x16-> "
+                      "gpu5 [gpu5 staging] [gpu5 copy engines]");
   // Latency: 4 PCIe hops x 0.1 us + 2 switches x 0.15 + memory 0.1 + QPI 0.1 + CPU 0.1 = 1.0 us.
-  CHECK(path_latency_s(t, r.paths[0]) == Approx(1.0e-6));
+  CHECK(path_latency_s(t, r.path) == Approx(1.0e-6));
   // Narrowest alone: a PCIe Gen3 x16 hop, 15.754 GB/s x 0.6308 = 9.94 GB/s (the V100 staging
   // pipeline, 14.407 GB/s, binds only when both directions share it).
-  CHECK(path_bandwidth_Bps(t, r.paths[0]) == Approx(15.754e9 * 0.6308));
+  CHECK(path_bandwidth_Bps(t, r.path, TransferMode::copy_engine) == Approx(15.754e9 * 0.6308));
+  // NCCL's shared-memory transport takes the same way without the cudaMemcpy staging pipeline.
+  CHECK(text(t, find_route(t, 0, 5, RouteOptions{})).rfind("gpu0 -pcie3-x16-> pcie0 [pcie0]", 0) == 0);
 }
 
 TEST_CASE("routing: DGX-2 stripes over six switch planes and crosses boards on the trunks") {
@@ -46,26 +50,40 @@ TEST_CASE("routing: DGX-2 stripes over six switch planes and crosses boards on t
   Route r = find_route(t, 0, 8, RouteOptions{});
   CHECK(r.kind == RouteKind::nvlink);
   CHECK(r.nvlinks == 6);
-  REQUIRE(r.paths.size() == 6);
-  for (const Path& p : r.paths) CHECK(p.share == Approx(1.0 / 6));
-  CHECK(describe(t, r.paths[0]) ==
-        "gpu0 -nvlink2-> nvswitch0 [nvswitch0] nvswitch0 -nvlink2x8-> nvswitch6 [nvswitch6] nvswitch6 -nvlink2-> gpu8");
-  CHECK(describe(t, r.paths[5]) ==
-        "gpu0 -nvlink2-> nvswitch5 [nvswitch5] nvswitch5 -nvlink2x8-> nvswitch11 [nvswitch11] nvswitch11 -nvlink2-> gpu8");
+  CHECK(r.planes == 6);
+  CHECK(text(t, r) == "gpu0 -nvlink2x6-> nvswitch0..5 [nvswitch0..5] nvswitch0..5 -nvlink2x48-> nvswitch6..11 "
+                      "[nvswitch6..11] nvswitch6..11 -nvlink2x6-> gpu8");
+  // The planes bundled: 6 links x 25 GB/s x 0.9701 into the switches, 48 trunk links between boards.
+  CHECK(path_bandwidth_Bps(t, r.path, TransferMode::raw) == Approx(6 * 25e9 * 0.9701));
+  // Latency: 3 NVLink hops x 0.2 us + 2 switch traversals x 0.25 us.
+  CHECK(path_latency_s(t, r.path) == Approx(1.1e-6));
   Route same_board = find_route(t, 0, 1, RouteOptions{});
-  CHECK(describe(t, same_board.paths[0]) == "gpu0 -nvlink2-> nvswitch0 [nvswitch0] nvswitch0 -nvlink2-> gpu1");
+  CHECK(text(t, same_board) == "gpu0 -nvlink2x6-> nvswitch0..5 [nvswitch0..5] nvswitch0..5 -nvlink2x6-> gpu1");
 }
 
-TEST_CASE("routing: DGX H100 splits bytes 5/4/4/5 over its four NVSwitches") {
+TEST_CASE("routing: DGX H100 stripes 5/4/4/5 over its four NVSwitches as one bundle of 18 links") {
   Topology t = bundled("dgx-h100");
   Route r = find_route(t, 2, 6, RouteOptions{});
   CHECK(r.nvlinks == 18);
-  REQUIRE(r.paths.size() == 4);
-  CHECK(r.paths[0].share == Approx(5.0 / 18));
-  CHECK(r.paths[1].share == Approx(4.0 / 18));
-  CHECK(r.paths[2].share == Approx(4.0 / 18));
-  CHECK(r.paths[3].share == Approx(5.0 / 18));
-  CHECK(describe(t, r.paths[1]) == "gpu2 -nvlink4x4-> nvswitch1 [nvswitch1] nvswitch1 -nvlink4x4-> gpu6");
+  CHECK(r.planes == 4);
+  CHECK(text(t, r) == "gpu2 -nvlink4x18-> nvswitch0..3 [nvswitch0..3] nvswitch0..3 -nvlink4x18-> gpu6");
+  CHECK(path_bandwidth_Bps(t, r.path, TransferMode::raw) == Approx(18 * 25e9 * 0.8376));
+}
+
+TEST_CASE("routing: unevenly wired switch planes are refused") {
+  // GPU0 puts 2 links into nvswitch0 and 1 into nvswitch1, GPU1 the opposite: striping by the
+  // source's links would overload GPU1's single link into nvswitch0.
+  std::string path = write_temp("uneven.json", R"({"name": "uneven", "description": "d",
+    "devices": [{"id": "gpu0", "type": "gpu", "model": "a100"}, {"id": "gpu1", "type": "gpu", "model": "a100"},
+                {"id": "sw0", "type": "nvswitch", "model": "nvswitch-gen2"}, {"id": "sw1", "type": "nvswitch", "model": "nvswitch-gen2"},
+                {"id": "cpu0", "type": "cpu", "model": "epyc-7742"}],
+    "links": [{"a": "gpu0", "b": "sw0", "model": "nvlink3", "count": 2}, {"a": "gpu0", "b": "sw1", "model": "nvlink3"},
+              {"a": "gpu1", "b": "sw0", "model": "nvlink3"}, {"a": "gpu1", "b": "sw1", "model": "nvlink3", "count": 2},
+              {"a": "gpu0", "b": "cpu0", "model": "pcie4-x16"}, {"a": "gpu1", "b": "cpu0", "model": "pcie4-x16"}]})");
+  Topology t = Topology::build(load_topology_spec(path), catalog());
+  std::string message = input_error([&] { find_route(t, 0, 1, RouteOptions{}); });
+  CHECK(message.find("NVSwitch planes between gpu0 and gpu1 are wired unevenly (plane 0 carries 0.666667 of the bytes "
+                     "but has 0.333333 of the capacity at stage 2)") != std::string::npos);
 }
 
 TEST_CASE("routing: with P2P disabled DGX A100 stages through the socket's memory") {
@@ -74,10 +92,9 @@ TEST_CASE("routing: with P2P disabled DGX A100 stages through the socket's memor
   off.peer_access = false;
   Route r = find_route(t, 0, 1, off);
   CHECK(r.kind == RouteKind::host_staged);
-  CHECK(paths(t, r) ==
-        std::vector<std::string>{"[gpu0 staging] gpu0 -pcie4-x16-> pcie0_gpu [pcie0_gpu] pcie0_gpu -pcie4-x16-> pcie0_up "
-                                 "[pcie0_up] pcie0_up -pcie4-x16-> cpu0 [cpu0 memory] cpu0 -pcie4-x16-> pcie0_up [pcie0_up] "
-                                 "pcie0_up -pcie4-x16-> pcie0_gpu [pcie0_gpu] pcie0_gpu -pcie4-x16-> gpu1 [gpu1 staging]"});
+  CHECK(text(t, r) == "gpu0 -pcie4-x16-> pcie0_gpu [pcie0_gpu] pcie0_gpu -pcie4-x16-> pcie0_up [pcie0_up] pcie0_up "
+                      "-pcie4-x16-> cpu0 [cpu0 memory] cpu0 -pcie4-x16-> pcie0_up [pcie0_up] pcie0_up -pcie4-x16-> "
+                      "pcie0_gpu [pcie0_gpu] pcie0_gpu -pcie4-x16-> gpu1");
 }
 
 TEST_CASE("routing: GeForce boards without peer access stage even under one switch") {
@@ -86,7 +103,7 @@ TEST_CASE("routing: GeForce boards without peer access stage even under one swit
   CHECK(r.kind == RouteKind::host_staged);
   // The RTX 4090 publishes no staging limit: the narrowest hop is a PCIe Gen4 x16 link at
   // 31.508 GB/s x 0.6308.
-  CHECK(path_bandwidth_Bps(t, r.paths[0]) == Approx(31.508e9 * 0.6308));
+  CHECK(path_bandwidth_Bps(t, r.path, TransferMode::copy_engine) == Approx(31.508e9 * 0.6308));
 }
 
 TEST_CASE("routing: GPUs that allow peer access use PCIe inside one socket") {
@@ -94,17 +111,14 @@ TEST_CASE("routing: GPUs that allow peer access use PCIe inside one socket") {
   Topology t = Topology::build(load_topology_spec(path), catalog());
   Route r = find_route(t, 1, 0, RouteOptions{});
   CHECK(r.kind == RouteKind::pcie_peer);
-  CHECK(paths(t, r) == std::vector<std::string>{"gpu1 -pcie3-x16-> pcie0 [pcie0] pcie0 -pcie3-x16-> gpu0"});
+  CHECK(text(t, r) == "gpu1 -pcie3-x16-> pcie0 [pcie0] pcie0 -pcie3-x16-> gpu0");
 }
 
 TEST_CASE("routing: copy-engine transfers cross both GPUs' copy engines") {
   Topology t = bundled("dgx-a100");
-  RouteOptions copy;
-  copy.copy_engine = true;
-  Route r = find_route(t, 0, 1, copy);
-  REQUIRE(r.paths.size() == 6);
-  CHECK(describe(t, r.paths[0]) ==
-        "[gpu0 copy engines] gpu0 -nvlink3x2-> nvswitch0 [nvswitch0] nvswitch0 -nvlink3x2-> gpu1 [gpu1 copy engines]");
+  Route r = find_route(t, 0, 1, copies());
+  CHECK(text(t, r) ==
+        "[gpu0 copy engines] gpu0 -nvlink3x12-> nvswitch0..5 [nvswitch0..5] nvswitch0..5 -nvlink3x12-> gpu1 [gpu1 copy engines]");
 }
 
 TEST_CASE("routing: nvidia-smi topo -m of DGX-1 V100 equals the published matrix") {
@@ -145,25 +159,28 @@ TEST_CASE("routing: the links each bundled server's copies use") {
     int src, dst;
     RouteKind kind;
     int nvlinks;
-    std::size_t planes;
-    const char* first_path;
+    int planes;
+    const char* path;
   };
   const Expect cases[] = {
       {"dgx1-p100", 0, 4, RouteKind::nvlink, 1, 1, "gpu0 -nvlink1-> gpu4"},
       {"dgx1-p100", 1, 6, RouteKind::host_staged, 0, 1,
-       "[gpu1 staging] gpu1 -pcie3-x16-> pcie0 [pcie0] pcie0 -pcie3-x16-> cpu0 [cpu0 memory] cpu0 -qpi-9.6x2-> cpu1 "
-       "[cpu1] cpu1 -pcie3-x16-> pcie3 [pcie3] pcie3 -pcie3-x16-> gpu6 [gpu6 staging]"},
+       "gpu1 -pcie3-x16-> pcie0 [pcie0] pcie0 -pcie3-x16-> cpu0 [cpu0 memory] cpu0 -qpi-9.6x2-> cpu1 [cpu1] cpu1 "
+       "-pcie3-x16-> pcie3 [pcie3] pcie3 -pcie3-x16-> gpu6"},
       {"dgx1-v100", 1, 5, RouteKind::nvlink, 2, 1, "gpu1 -nvlink2x2-> gpu5"},
       {"dgx2", 15, 7, RouteKind::nvlink, 6, 6,
-       "gpu15 -nvlink2-> nvswitch6 [nvswitch6] nvswitch6 -nvlink2x8-> nvswitch0 [nvswitch0] nvswitch0 -nvlink2-> gpu7"},
-      {"dgx-a100", 3, 4, RouteKind::nvlink, 12, 6, "gpu3 -nvlink3x2-> nvswitch0 [nvswitch0] nvswitch0 -nvlink3x2-> gpu4"},
-      {"hgx-a800", 0, 7, RouteKind::nvlink, 8, 6, "gpu0 -nvlink3x2-> nvswitch0 [nvswitch0] nvswitch0 -nvlink3x2-> gpu7"},
-      {"dgx-h100", 0, 7, RouteKind::nvlink, 18, 4, "gpu0 -nvlink4x5-> nvswitch0 [nvswitch0] nvswitch0 -nvlink4x5-> gpu7"},
-      {"hgx-h800", 0, 7, RouteKind::nvlink, 8, 4, "gpu0 -nvlink4x2-> nvswitch0 [nvswitch0] nvswitch0 -nvlink4x2-> gpu7"},
+       "gpu15 -nvlink2x6-> nvswitch6..11 [nvswitch6..11] nvswitch6..11 -nvlink2x48-> nvswitch0..5 [nvswitch0..5] "
+       "nvswitch0..5 -nvlink2x6-> gpu7"},
+      {"dgx-a100", 3, 4, RouteKind::nvlink, 12, 6,
+       "gpu3 -nvlink3x12-> nvswitch0..5 [nvswitch0..5] nvswitch0..5 -nvlink3x12-> gpu4"},
+      {"hgx-a800", 0, 7, RouteKind::nvlink, 8, 6, "gpu0 -nvlink3x8-> nvswitch0..5 [nvswitch0..5] nvswitch0..5 -nvlink3x8-> gpu7"},
+      {"dgx-h100", 0, 7, RouteKind::nvlink, 18, 4,
+       "gpu0 -nvlink4x18-> nvswitch0..3 [nvswitch0..3] nvswitch0..3 -nvlink4x18-> gpu7"},
+      {"hgx-h800", 0, 7, RouteKind::nvlink, 8, 4, "gpu0 -nvlink4x8-> nvswitch0..3 [nvswitch0..3] nvswitch0..3 -nvlink4x8-> gpu7"},
       {"dgx-station-v100", 2, 3, RouteKind::nvlink, 2, 1, "gpu2 -nvlink2x2-> gpu3"},
       {"pcie-8x-rtx4090", 3, 4, RouteKind::host_staged, 0, 1,
-       "[gpu3 staging] gpu3 -pcie4-x16-> pcie0 [pcie0] pcie0 -pcie4-x16-> cpu0 [cpu0 memory] cpu0 -upi-11.2x3-> cpu1 "
-       "[cpu1] cpu1 -pcie4-x16-> pcie1 [pcie1] pcie1 -pcie4-x16-> gpu4 [gpu4 staging]"},
+       "gpu3 -pcie4-x16-> pcie0 [pcie0] pcie0 -pcie4-x16-> cpu0 [cpu0 memory] cpu0 -upi-11.2x3-> cpu1 [cpu1] cpu1 "
+       "-pcie4-x16-> pcie1 [pcie1] pcie1 -pcie4-x16-> gpu4"},
   };
   for (const Expect& e : cases) {
     INFO(e.topology << " GPU" << e.src << " -> GPU" << e.dst);
@@ -171,7 +188,7 @@ TEST_CASE("routing: the links each bundled server's copies use") {
     Route r = find_route(t, e.src, e.dst, RouteOptions{});
     CHECK(r.kind == e.kind);
     CHECK(r.nvlinks == e.nvlinks);
-    REQUIRE(r.paths.size() == e.planes);
-    CHECK(describe(t, r.paths[0]) == e.first_path);
+    CHECK(r.planes == e.planes);
+    CHECK(text(t, r) == e.path);
   }
 }
