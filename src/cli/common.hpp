@@ -28,6 +28,7 @@ void add_format_option(CLI::App& command, std::string& format);
 /// Subcommand table: each entry adds its subcommand and callbacks to the app.
 void add_topo_command(CLI::App& app, Context& context);
 void add_p2p_command(CLI::App& app, Context& context);
+void add_coll_command(CLI::App& app, Context& context);
 void add_validate_command(CLI::App& app, Context& context);
 
 }  // namespace topsim

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingDirectory);
   topsim::add_topo_command(app, context);
   topsim::add_p2p_command(app, context);
+  topsim::add_coll_command(app, context);
   topsim::add_validate_command(app, context);
 
   try {

@@ -157,10 +157,16 @@ std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions
   }
   for (std::size_t c = 0; c < needs.composites.size(); ++c) {
     std::vector<sg4::LinkInRoute> links;
-    for (const auto& hop : needs.composites[c]) {
+    for (const auto& hop : needs.composites[c].hops) {
       check_pair(hop);
       Route route = find_route(topology, hop.first, hop.second, options);
       for (const Hop& h : route.path.hops) resources.append(h, links);
+    }
+    if (auto cap = needs.composites[c].cap_Bps) {
+      auto* limit = zone->create_link(p.prefix + "composite" + std::to_string(c) + ".cap", *cap);
+      limit->set_sharing_policy(sg4::Link::SharingPolicy::SHARED);
+      limit->seal();
+      links.emplace_back(limit);
     }
     auto* a = zone->create_host(p.prefix + "composite" + std::to_string(c) + ".in", 1.0);
     auto* b = zone->create_host(p.prefix + "composite" + std::to_string(c) + ".out", 1.0);
@@ -207,9 +213,11 @@ std::vector<OpTiming> Simulator::run(std::size_t platform, const Schedule& sched
         if (route == p.pairs.end())
           throw std::invalid_argument("Simulator: no declared route " + std::to_string(op.src_gpu) + " -> " +
                                       std::to_string(op.dst_gpu));
-        a.exec = sg4::Exec::init()->set_flops_amount(route->second.latency_s * kTimerFlopsPerSecond)->set_host(p.timer);
         a.comm = sg4::Comm::sendto_init(p.hosts[op.src_gpu], p.hosts[op.dst_gpu])->set_payload_size(check_size(op.size_B));
-        a.exec->add_successor(a.comm);
+        if (op.route_latency) {
+          a.exec = sg4::Exec::init()->set_flops_amount(route->second.latency_s * kTimerFlopsPerSecond)->set_host(p.timer);
+          a.exec->add_successor(a.comm);
+        }
         break;
       }
       case Op::Kind::composite: {

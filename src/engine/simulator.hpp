@@ -13,17 +13,6 @@
 
 namespace topsim {
 
-/// What a platform must carry. SimGrid fixes routes when the platform is sealed (at the first
-/// run), so they are declared up front.
-struct PlatformNeeds {
-  bool all_pairs = true;                    ///< a route for every ordered GPU pair
-  std::vector<std::pair<int, int>> pairs;   ///< else routes for these (src, dst) pairs only
-  /// Composite flows: each crosses, once, every hop of a list of GPU-to-GPU routes (a ring, the
-  /// edges of a tree). A pipelined collective moves all of its hops at the pace of the slowest,
-  /// which is exactly what one flow over their union does under max-min sharing.
-  std::vector<std::vector<std::pair<int, int>>> composites;
-};
-
 class Simulator {
  public:
   /// Starts SimGrid with a network model whose times equal the link parameters: CM02 with no

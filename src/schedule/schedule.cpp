@@ -11,13 +11,15 @@ void check_after(const std::vector<std::size_t>& after, std::size_t next) {
 }
 }  // namespace
 
-std::size_t Schedule::transfer(int src_gpu, int dst_gpu, double size_B, std::vector<std::size_t> after) {
+std::size_t Schedule::transfer(int src_gpu, int dst_gpu, double size_B, std::vector<std::size_t> after,
+                               bool route_latency) {
   check_after(after, ops.size());
   Op op;
   op.kind = Op::Kind::transfer;
   op.src_gpu = src_gpu;
   op.dst_gpu = dst_gpu;
   op.size_B = size_B;
+  op.route_latency = route_latency;
   op.after = std::move(after);
   ops.push_back(std::move(op));
   return ops.size() - 1;

@@ -1,0 +1,216 @@
+// topsim coll: predicted nccl-tests output for NCCL collectives on a topology.
+#include <cstdio>
+#include <numeric>
+
+#include "cli/common.hpp"
+#include "collectives/communicator.hpp"
+#include "engine/simulator.hpp"
+#include "p2p/p2p.hpp"
+#include "util/error.hpp"
+#include "util/text.hpp"
+#include "util/units.hpp"
+
+namespace topsim {
+
+namespace {
+
+constexpr double kGB = 1e9;
+constexpr double kUs = 1e-6;
+
+struct CollArgs {
+  std::string topology;
+  std::string format;
+  std::string op = "allreduce";
+  std::string begin = "32M", end = "32M";
+  double factor = 2;
+  std::string step;
+  int gpus = 0;
+  std::string devices;
+  std::string dtype = "float";
+  std::string redop = "sum";
+  int root = 0;
+  std::string algo, proto;
+  int channels = 0;
+  bool explain = false;
+  bool no_p2p = false;
+};
+
+double cli_size(const std::string& text, const char* option) {
+  try {
+    return parse_cli_size_B(text);
+  } catch (const ParseError& e) {
+    throw UsageError(std::string(option) + ": " + e.what());
+  }
+}
+
+std::vector<double> sizes_of(const CollArgs& a) {
+  double begin = cli_size(a.begin, "-b");
+  double end = cli_size(a.end, "-e");
+  if (a.step.empty()) return size_series(begin, end, a.factor);
+  double step = cli_size(a.step, "-i");
+  std::vector<double> sizes;
+  for (double s = begin; s <= end; s += step) {
+    sizes.push_back(s);
+    if (sizes.size() > 4096) throw UsageError("more than 4096 sizes; raise -i or narrow -b/-e");
+  }
+  return sizes;
+}
+
+std::vector<int> gpus_of(const CollArgs& a, const Topology& t) {
+  if (!a.devices.empty()) {
+    if (a.gpus != 0) throw UsageError("give either -g or --devices, not both");
+    try {
+      return parse_int_list(a.devices);
+    } catch (const ParseError& e) {
+      throw UsageError(std::string("--devices: ") + e.what());
+    }
+  }
+  int n = a.gpus == 0 ? t.gpu_count() : a.gpus;
+  if (n < 1 || n > t.gpu_count())
+    throw UsageError("-g " + std::to_string(n) + ": " + t.name() + " has " + std::to_string(t.gpu_count()) + " GPUs");
+  std::vector<int> gpus(n);
+  std::iota(gpus.begin(), gpus.end(), 0);
+  return gpus;
+}
+
+// nccl-tests prints times with fewer decimals as they grow.
+std::string nccl_time(double us) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, us >= 10000 ? "%7.0f" : us >= 100 ? "%7.1f" : "%7.2f", us);
+  return buffer;
+}
+
+std::string candidates_text(const CollResult& r) {
+  std::vector<std::string> parts;
+  for (const Candidate& c : r.candidates) {
+    bool chosen = c.algo == r.algo && c.proto == r.proto;
+    parts.push_back(std::string(to_string(c.algo)) + "/" + to_string(c.proto) + " " + fixed(c.time_s / kUs, 2) + " us" +
+                    (chosen ? " (chosen)" : "") + " [latency " + fixed(c.latency_s / kUs, 2) + " us]");
+  }
+  return join(parts, ", ");
+}
+
+std::string table_text(const std::vector<CollResult>& results, const Topology& t, const Communicator& comm,
+                       const std::string& redop, bool explain) {
+  std::string gpus;
+  for (int g : comm.fabric().gpus()) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
+  std::string out = "# topsim coll: predicted NCCL on " + t.name() + ", " + std::to_string(comm.ranks()) + " GPUs (" +
+                    gpus + "), " + std::to_string(comm.rings().rings()) + " rings over " +
+                    std::to_string(comm.rings().orders.size()) + " orders at " +
+                    fixed(comm.rings().speed_Bps / kGB, 2) + " GB/s each\n";
+  CollOp current = results.front().op;
+  double busbw_sum = 0;
+  int rows = 0;
+  auto header = [&](CollOp op) {
+    out += "#\n# " + std::string(to_string(op)) + "\n";
+    out += "#       size         count      type   redop    root     time   algbw   busbw  algo    proto   channels\n";
+    out += "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)\n";
+  };
+  header(current);
+  for (const CollResult& r : results) {
+    if (r.op != current) {
+      current = r.op;
+      header(current);
+    }
+    char line[256];
+    std::snprintf(line, sizeof line, "%12.0f  %12lld  %8s  %6s  %6d  %s  %6.2f  %6.2f  %-6s  %-6s  %8d\n", r.size.size_B,
+                  r.size.count, r.dtype.name.c_str(), is_reduction(r.op) ? redop.c_str() : "none", r.root,
+                  nccl_time(r.time_s / kUs).c_str(), r.algbw_Bps / kGB, r.busbw_Bps / kGB, to_string(r.algo),
+                  to_string(r.proto), r.channels);
+    out += line;
+    if (explain) out += "#   " + candidates_text(r) + "\n#   bound by: " + r.bound + "\n";
+    busbw_sum += r.busbw_Bps;
+    ++rows;
+  }
+  out += "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : " + fixed(busbw_sum / rows / kGB, 4) + "\n";
+  return out;
+}
+
+Table rows_table(const std::vector<CollResult>& results, const Communicator& comm, const std::string& redop,
+                 bool explain) {
+  std::vector<Column> columns = {{"op"},       {"size_B", 0},     {"count"},          {"dtype"},  {"redop"},
+                                 {"root"},     {"gpus"},          {"algo"},           {"proto"},  {"channels"},
+                                 {"time_us", 3}, {"algbw_GBps", 3}, {"busbw_GBps", 3}, {"bound"}};
+  if (explain) columns.push_back({"candidates"});
+  Table table(columns);
+  for (const CollResult& r : results) {
+    std::vector<Cell> row = {std::string(to_string(r.op)),
+                             r.size.size_B,
+                             r.size.count,
+                             r.dtype.name,
+                             std::string(is_reduction(r.op) ? redop : "none"),
+                             static_cast<long long>(r.root),
+                             static_cast<long long>(comm.ranks()),
+                             std::string(to_string(r.algo)),
+                             std::string(to_string(r.proto)),
+                             static_cast<long long>(r.channels),
+                             r.time_s / kUs,
+                             r.algbw_Bps / kGB,
+                             r.busbw_Bps / kGB,
+                             r.bound};
+    if (explain) row.push_back(candidates_text(r));
+    table.add_row(row);
+  }
+  return table;
+}
+
+}  // namespace
+
+void add_coll_command(CLI::App& app, Context& context) {
+  CLI::App* coll = app.add_subcommand("coll", "Predicted NCCL collectives, printed as nccl-tests prints them");
+  auto args = std::make_shared<CollArgs>();
+  coll->add_option("topology", args->topology, "Topology file, or the name of a bundled one (dgx-a100)")->required();
+  add_format_option(*coll, args->format);
+  coll->add_option("-o,--op", args->op,
+                   "allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv, or all")
+      ->default_val("allreduce");
+  coll->add_option("-b,--minbytes", args->begin, "First size (nccl-tests style: 8, 1K, 256M)")->default_val("32M");
+  coll->add_option("-e,--maxbytes", args->end, "Last size")->default_val("32M");
+  auto* factor = coll->add_option("-f,--stepfactor", args->factor, "Size multiplier between points")->default_val(2);
+  coll->add_option("-i,--stepbytes", args->step, "Size increment between points (instead of -f)")->excludes(factor);
+  auto* g = coll->add_option("-g,--ngpus", args->gpus, "Use the first N GPUs (default: all)");
+  coll->add_option("--devices", args->devices, "Use these GPUs, in rank order: 0,1,2,3")->excludes(g);
+  coll->add_option("-d,--datatype", args->dtype, "float, half, bfloat16, double, int8, ... (nccl-tests names)")
+      ->default_val("float");
+  coll->add_option("--redop", args->redop, "Reduction printed for reducing operations")
+      ->check(CLI::IsMember({"sum", "prod", "min", "max", "avg"}))
+      ->default_val("sum");
+  coll->add_option("-r,--root", args->root, "Root rank of broadcast and reduce")->default_val(0);
+  coll->add_option("--algo", args->algo, "Force an algorithm: ring, tree, nvls, direct");
+  coll->add_option("--proto", args->proto, "Force a protocol: ll, ll128, simple");
+  coll->add_option("--channels", args->channels, "Force a channel count (two per ring)")->check(CLI::Range(1, 64));
+  coll->add_flag("--explain", args->explain, "For each size: every algorithm/protocol considered and what bounds the choice");
+  coll->add_flag("--no-p2p", args->no_p2p, "Peer access disabled: NCCL goes through host memory (NCCL_P2P_DISABLE=1)");
+  coll->callback([args, &context]() {
+    Topology t = context.topology(args->topology);
+    Format format = parse_format(args->format);
+    std::vector<CollOp> ops = args->op == "all" ? all_ops() : std::vector<CollOp>{parse_op(args->op)};
+    CollRequest base;
+    base.dtype = parse_dtype(args->dtype);
+    base.root = args->root;
+    if (!args->algo.empty()) base.algo = parse_algo(args->algo);
+    if (!args->proto.empty()) base.proto = parse_proto(args->proto);
+    if (args->channels > 0) base.channels = args->channels;
+    std::vector<CollRequest> requests;
+    for (CollOp op : ops)
+      for (double size : sizes_of(*args)) {
+        CollRequest r = base;
+        r.op = op;
+        r.size_B = size;
+        requests.push_back(r);
+      }
+    Communicator comm(t, gpus_of(*args, t));
+    RouteOptions options;
+    options.peer_access = !args->no_p2p;
+    options.mode = TransferMode::sm;
+    PlatformNeeds needs = comm.needs(requests);
+    Simulator simulator;
+    PlatformRunner runner(simulator, simulator.add_platform(t, options, needs));
+    std::vector<CollResult> results;
+    for (const CollRequest& r : requests) results.push_back(comm.run(r, runner));
+    context.out = format == Format::table ? table_text(results, t, comm, args->redop, args->explain)
+                                          : rows_table(results, comm, args->redop, args->explain).render(format);
+  });
+}
+
+}  // namespace topsim

@@ -1,0 +1,100 @@
+#pragma once
+// A set of GPUs running NCCL collectives: its rings (found once, like ncclCommInit), the flows
+// each algorithm drives over them, NCCL's latency terms, and the choice of algorithm, protocol
+// and channels by cost, as NCCL's tuner does.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collectives/fabric.hpp"
+#include "collectives/op.hpp"
+#include "collectives/ring_search.hpp"
+#include "schedule/schedule.hpp"
+
+namespace topsim {
+
+struct CollRequest {
+  CollOp op = CollOp::allreduce;
+  double size_B = 0;  ///< as requested (nccl-tests -b/-e); rounded as nccl-tests does
+  DataType dtype{"float", 4};
+  int root = 0;       ///< rank of rooted operations
+  std::optional<Algo> algo;
+  std::optional<Proto> proto;
+  std::optional<int> channels;
+};
+
+/// One algorithm/protocol pair considered for a request.
+struct Candidate {
+  Algo algo = Algo::ring;
+  Proto proto = Proto::simple;
+  double latency_s = 0;  ///< NCCL's fixed terms: base + steps x per-step cost
+  double time_s = 0;     ///< latency plus the simulated flows
+};
+
+struct CollResult {
+  CollOp op = CollOp::allreduce;
+  CollSize size;
+  DataType dtype;
+  int root = -1;  ///< -1 for unrooted operations, as nccl-tests prints
+  Algo algo = Algo::ring;
+  Proto proto = Proto::simple;
+  int channels = 0;
+  double time_s = 0;
+  double algbw_Bps = 0;
+  double busbw_Bps = 0;
+  std::vector<Candidate> candidates;  ///< everything evaluated, chosen one included
+  std::string bound;                  ///< what limits the chosen plan: the busiest resource, or latency
+};
+
+class Communicator {
+ public:
+  /// `gpus`: topology GPU ordinals in rank order (at least one, no repeats). Searches the rings.
+  Communicator(const Topology& topology, std::vector<int> gpus);
+
+  int ranks() const { return fabric_.ranks(); }
+  const RingSet& rings() const { return rings_; }
+  const Fabric& fabric() const { return fabric_; }
+  /// The NCCL model of the ranks' architecture; InputError when models/ has none.
+  const NcclModel& nccl() const;
+
+  /// Routes the platform must declare to run these requests. Call once, before building it.
+  PlatformNeeds needs(const std::vector<CollRequest>& requests);
+
+  /// Evaluates the allowed algorithm/protocol pairs on `runner` (a platform built with needs()
+  /// and RouteOptions{peer_access, TransferMode::sm}) and keeps the fastest.
+  CollResult run(const CollRequest& request, Runner& runner);
+
+  /// Algorithms NCCL can run for an operation on these GPUs, and why one cannot ("" if it can).
+  std::string unavailable(CollOp op, Algo algo) const;
+
+ private:
+  struct Flow {
+    bool composite = true;
+    std::size_t index = 0;    ///< composite index
+    int src = 0, dst = 0;     ///< pair transfer, GPU ordinals
+    double payload_B = 0;
+    std::vector<std::pair<int, int>> arcs;  ///< rank hops, for the bound report
+  };
+  struct Plan {
+    double latency_s = 0;
+    std::vector<Flow> flows;
+    int channels = 0;
+  };
+
+  Plan plan(const CollRequest& request, CollSize size, Algo algo, const NcclProtocol& proto);
+  std::size_t composite(const std::string& key, std::vector<std::pair<int, int>> rank_hops, std::optional<double> cap);
+  std::vector<std::pair<int, int>> rank_order_hops(const std::vector<int>& order, bool closed) const;
+  double step_cost_s(const NcclProtocol& proto, const std::vector<std::vector<int>>& orders);
+  std::string bound_of(const Plan& plan, const std::vector<OpTiming>& timings, const NcclProtocol& proto,
+                       double time_s);
+  int ring_subset(std::optional<int> channels, std::vector<int>& multiplicity) const;
+
+  Fabric fabric_;
+  RingSet rings_;
+  bool declaring_ = true;
+  std::map<std::string, std::size_t> composite_ids_;
+  PlatformNeeds needs_;
+};
+
+}  // namespace topsim

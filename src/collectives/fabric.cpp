@@ -1,0 +1,58 @@
+#include "collectives/fabric.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace topsim {
+
+Fabric::Fabric(const Topology& topology, std::vector<int> gpus, RouteOptions options)
+    : topology_(topology), gpus_(std::move(gpus)), options_(options), arcs_(gpus_.size() * gpus_.size()) {}
+
+const Fabric::Arc& Fabric::arc(int from_rank, int to_rank) {
+  auto& slot = arcs_.at(static_cast<std::size_t>(from_rank) * gpus_.size() + static_cast<std::size_t>(to_rank));
+  if (slot) return *slot;
+  Route route = find_route(topology_, gpu(from_rank), gpu(to_rank), options_);
+  Arc arc;
+  arc.kind = route.kind;
+  arc.latency_s = path_latency_s(topology_, route.path);
+  arc.bottleneck_Bps = std::numeric_limits<double>::infinity();
+  for (const Hop& hop : route.path.hops) {
+    auto capacity = hop_capacity_Bps(topology_, hop, options_.mode);
+    if (!capacity) continue;
+    // A resource is a hop kind with its members; links keep their direction apart.
+    std::vector<std::size_t> members;
+    for (const LinkUse& use : hop.links) members.push_back(use.link * 2 + (use.forward ? 0 : 1));
+    for (Vertex v : hop.devices) members.push_back(v);
+    std::sort(members.begin(), members.end());
+    auto id_key = std::make_pair(static_cast<int>(hop.kind), members);
+    auto found = ids_.find(id_key);
+    int id;
+    if (found == ids_.end()) {
+      id = static_cast<int>(capacity_.size());
+      ids_[id_key] = id;
+      capacity_.push_back(*capacity);
+      Path single;
+      single.hops.push_back(hop);
+      names_.push_back(describe(topology_, single));
+    } else {
+      id = found->second;
+    }
+    auto use = std::find_if(arc.uses.begin(), arc.uses.end(), [&](const auto& u) { return u.first == id; });
+    if (use == arc.uses.end()) arc.uses.emplace_back(id, 1);
+    else ++use->second;
+    arc.bottleneck_Bps = std::min(arc.bottleneck_Bps, *capacity);
+  }
+  slot = std::make_unique<Arc>(std::move(arc));
+  return *slot;
+}
+
+double Fabric::nvlink_unit_Bps() const {
+  const Device& d = topology_.device(topology_.gpu(gpus_.front()));
+  if (d.gpu().nvlink_model.empty() || !d.nccl || !d.nccl->nvlink_efficiency) return 0;
+  for (const Link& link : topology_.links())
+    if (link.kind == LinkKind::nvlink && (link.a == topology_.gpu(gpus_.front()) || link.b == topology_.gpu(gpus_.front())))
+      return link.bandwidth_Bps * *d.nccl->nvlink_efficiency;
+  return 0;
+}
+
+}  // namespace topsim

@@ -1,0 +1,52 @@
+#pragma once
+// The GPUs of one communicator and the resources between them, as NCCL's kernels see them:
+// every rank-to-rank route (SM transfer mode) reduced to the shared resources it occupies.
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "routing/route.hpp"
+
+namespace topsim {
+
+class Fabric {
+ public:
+  /// `gpus` are topology GPU ordinals in rank order; `options.mode` should be TransferMode::sm.
+  Fabric(const Topology& topology, std::vector<int> gpus, RouteOptions options);
+
+  struct Arc {
+    std::vector<std::pair<int, int>> uses;  ///< (resource, times crossed)
+    double bottleneck_Bps = 0;              ///< what the route carries alone
+    RouteKind kind = RouteKind::nvlink;
+    double latency_s = 0;
+  };
+
+  int ranks() const { return static_cast<int>(gpus_.size()); }
+  int gpu(int rank) const { return gpus_.at(static_cast<std::size_t>(rank)); }
+  const std::vector<int>& gpus() const { return gpus_; }
+  const Topology& topology() const { return topology_; }
+  const RouteOptions& options() const { return options_; }
+
+  /// Route from one rank to another, computed on first use.
+  const Arc& arc(int from_rank, int to_rank);
+  int resources() const { return static_cast<int>(capacity_.size()); }
+  double capacity_Bps(int resource) const { return capacity_.at(static_cast<std::size_t>(resource)); }
+  const std::string& resource_name(int resource) const { return names_.at(static_cast<std::size_t>(resource)); }
+
+  /// Capacity of one NVLink of the first GPU's generation under NCCL (the natural ring speed
+  /// NCCL searches with), or 0 when the GPUs have no NVLink.
+  double nvlink_unit_Bps() const;
+
+ private:
+  const Topology& topology_;
+  std::vector<int> gpus_;
+  RouteOptions options_;
+  std::vector<std::unique_ptr<Arc>> arcs_;  ///< ranks x ranks, filled on first use
+  std::map<std::pair<int, std::vector<std::size_t>>, int> ids_;
+  std::vector<double> capacity_;
+  std::vector<std::string> names_;
+};
+
+}  // namespace topsim
