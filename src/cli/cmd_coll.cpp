@@ -33,6 +33,7 @@ struct CollArgs {
   int channels = 0;
   bool explain = false;
   bool no_p2p = false;
+  std::string model = "flow";
 };
 
 double cli_size(const std::string& text, const char* option) {
@@ -180,6 +181,10 @@ void add_coll_command(CLI::App& app, Context& context) {
   coll->add_option("--proto", args->proto, "Force a protocol: ll, ll128, simple");
   coll->add_option("--channels", args->channels, "Force a channel count (two per ring)")->check(CLI::Range(1, 64));
   coll->add_flag("--explain", args->explain, "For each size: every algorithm/protocol considered and what bounds the choice");
+  coll->add_option("--model", args->model,
+                   "flow: one long-lived flow per ring (fast at any scale); steps: every pipeline step simulated (reference)")
+      ->check(CLI::IsMember({"flow", "steps"}))
+      ->default_val("flow");
   coll->add_flag("--no-p2p", args->no_p2p, "Peer access disabled: NCCL goes through host memory (NCCL_P2P_DISABLE=1)");
   coll->callback([args, &context]() {
     Topology t = context.topology(args->topology);
@@ -191,6 +196,7 @@ void add_coll_command(CLI::App& app, Context& context) {
     if (!args->algo.empty()) base.algo = parse_algo(args->algo);
     if (!args->proto.empty()) base.proto = parse_proto(args->proto);
     if (args->channels > 0) base.channels = args->channels;
+    base.model = args->model == "steps" ? CollModel::steps : CollModel::flow;
     std::vector<CollRequest> requests;
     for (CollOp op : ops)
       for (double size : sizes_of(*args)) {

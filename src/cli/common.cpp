@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "io/io.hpp"
+#include "topology/flat.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
 
@@ -26,6 +27,7 @@ std::string Context::topology_path(const std::string& path_or_name) const {
 
 Topology Context::topology(const std::string& path_or_name) const {
   Catalog models = catalog();
+  if (is_flat_name(path_or_name)) return Topology::build(flat_topology(path_or_name, models), models);
   return Topology::build(load_topology_spec(topology_path(path_or_name)), models);
 }
 

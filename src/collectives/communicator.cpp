@@ -169,6 +169,10 @@ Communicator::Plan Communicator::plan(const CollRequest& request, CollSize size,
     double share = double(mult[k]) / rings;
     double cap = rings_.speed_Bps * mult[k];
     std::string tag = std::to_string(k) + "/" + std::to_string(mult[k]);
+    // A chain is a pipeline: its last hop starts once the first chunk has crossed the others.
+    // Each of the group's 2 x mult channels streams its part in chunks of the protocol's step.
+    double chunks = std::max(1.0, std::ceil(S * share / (2 * mult[k]) / proto.chunk_B));
+    auto filled = [&](double hops) { return S * share * (hops + chunks - 1) / chunks; };
     if (algo == Algo::ring && (request.op == CollOp::broadcast || request.op == CollOp::reduce)) {
       // A chain from the root (broadcast) or to it (reduce), along the ring.
       auto at = std::find(order.begin(), order.end(), request.root) - order.begin();
@@ -179,7 +183,7 @@ Communicator::Plan Communicator::plan(const CollRequest& request, CollSize size,
       note(hops);
       add(composite("chain/" + std::string(to_string(request.op)) + "/" + std::to_string(request.root) + "/" + tag, hops,
                     cap),
-          S * share, hops);
+          filled(n - 1), hops);
       steps = n - 1;
     } else if (algo == Algo::ring) {
       auto hops = rank_order_hops(order, true);
@@ -193,8 +197,9 @@ Communicator::Plan Communicator::plan(const CollRequest& request, CollSize size,
       std::vector<std::pair<int, int>> up;
       for (auto it = down.rbegin(); it != down.rend(); ++it) up.emplace_back(it->second, it->first);
       note(down);
-      add(composite("tree-down/" + tag, down, cap), S * share, down);
-      add(composite("tree-up/" + tag, up, cap), S * share, up);
+      // The broadcast down the chain trails the reduction up it by the chain's length.
+      add(composite("tree-down/" + tag, down, cap), filled(2 * (n - 1)), down);
+      add(composite("tree-up/" + tag, up, cap), filled(2 * (n - 1)), up);
       steps = 2 * (n - 1);
       base = proto.tree_base_s;
     }
@@ -235,6 +240,52 @@ Communicator::Plan Communicator::plan(const CollRequest& request, CollSize size,
   return plan;
 }
 
+Schedule Communicator::step_schedule(const CollRequest& request, CollSize size, const NcclProtocol& proto,
+                                     double latency_s) {
+  // The reference: every step of every hop is a transfer that starts when its sender has sent
+  // its previous step and received the step it forwards. Only the first pass through the steps
+  // pays NCCL's per-step cost; later chunks stream behind it, as NCCL's buffering lets them.
+  int n = ranks();
+  double S = size.size_B;
+  std::vector<int> mult;
+  ring_subset(request.channels, mult);
+  int rings = std::accumulate(mult.begin(), mult.end(), 0);
+  bool chain = request.op == CollOp::broadcast || request.op == CollOp::reduce;
+  int hops = chain ? n - 1 : n;
+  int steps = request.op == CollOp::allreduce ? 2 * (n - 1) : n - 1;
+  double step_cost = (latency_s - proto.ring_base_s) / (chain ? n - 1 : steps);
+  Schedule schedule;
+  std::size_t start = schedule.delay(fabric_.gpu(0), proto.ring_base_s);
+  for (std::size_t k = 0; k < rings_.orders.size(); ++k) {
+    if (mult[k] == 0) continue;
+    double share = double(mult[k]) / rings;
+    std::vector<int> order = rings_.orders[k];
+    if (chain) {
+      auto at = std::find(order.begin(), order.end(), request.root) - order.begin();
+      std::vector<int> rotated;
+      for (int i = 0; i < n; ++i) rotated.push_back(order[(at + (request.op == CollOp::broadcast ? i : i + 1)) % n]);
+      order = rotated;
+      steps = static_cast<int>(std::max(1.0, std::ceil(S * share / (2 * mult[k]) / proto.chunk_B)));
+    }
+    double bytes = std::round((chain ? S * share / steps : S * share / n) / proto.efficiency);
+    // previous[i]: the last transfer out of the i-th rank of the order (start for none yet).
+    std::vector<std::size_t> previous(n, start);
+    for (int s = 0; s < steps; ++s) {
+      std::vector<std::size_t> sent = previous;
+      for (int i = 0; i < hops; ++i) {
+        std::vector<std::size_t> after = {previous[i]};
+        if (chain ? i > 0 : true) after.push_back(chain ? sent[i - 1] : previous[(i - 1 + n) % n]);
+        std::sort(after.begin(), after.end());
+        after.erase(std::unique(after.begin(), after.end()), after.end());
+        if (!chain || s == 0) after = {schedule.delay(fabric_.gpu(order[i]), step_cost, after)};
+        sent[i] = schedule.transfer(fabric_.gpu(order[i]), fabric_.gpu(order[(i + 1) % n]), bytes, after, false);
+      }
+      previous = sent;
+    }
+  }
+  return schedule;
+}
+
 PlatformNeeds Communicator::needs(const std::vector<CollRequest>& requests) {
   declaring_ = true;
   needs_ = PlatformNeeds{};
@@ -246,6 +297,12 @@ PlatformNeeds Communicator::needs(const std::vector<CollRequest>& requests) {
       if (!unavailable(request.op, algo).empty()) continue;
       for (const NcclProtocol& proto : model.protocols) plan(request, size, algo, proto);
     }
+    if (request.model == CollModel::steps)  // every hop of every ring, both ways
+      for (const auto& order : rings_.orders)
+        for (const auto& [a, b] : rank_order_hops(order, true)) {
+          needs_.pairs.emplace_back(fabric_.gpu(a), fabric_.gpu(b));
+          needs_.pairs.emplace_back(fabric_.gpu(b), fabric_.gpu(a));
+        }
   }
   std::sort(needs_.pairs.begin(), needs_.pairs.end());
   needs_.pairs.erase(std::unique(needs_.pairs.begin(), needs_.pairs.end()), needs_.pairs.end());
@@ -310,11 +367,16 @@ CollResult Communicator::run(const CollRequest& request, Runner& runner) {
       }
       Plan p = plan(request, result.size, algo, *proto);
       Schedule schedule;
-      std::size_t start = schedule.delay(fabric_.gpu(0), p.latency_s);
-      for (const Flow& f : p.flows) {
-        double wire = std::round(f.payload_B / proto->efficiency);
-        if (f.composite) schedule.composite(f.index, wire, {start});
-        else schedule.transfer(f.src, f.dst, wire, {start}, false);
+      bool steps = request.model == CollModel::steps && algo == Algo::ring && ranks() > 1;
+      if (steps) {
+        schedule = step_schedule(request, result.size, *proto, p.latency_s);
+      } else {
+        std::size_t start = schedule.delay(fabric_.gpu(0), p.latency_s);
+        for (const Flow& f : p.flows) {
+          double wire = std::round(f.payload_B / proto->efficiency);
+          if (f.composite) schedule.composite(f.index, wire, {start});
+          else schedule.transfer(f.src, f.dst, wire, {start}, false);
+        }
       }
       auto timings = runner.run(schedule);
       double time = 0;
@@ -331,7 +393,7 @@ CollResult Communicator::run(const CollRequest& request, Runner& runner) {
         result.proto = c.proto;
         result.channels = p.channels;
         result.time_s = time;
-        result.bound = bound_of(p, timings, *proto, time);
+        result.bound = steps ? std::string("(per-step model)") : bound_of(p, timings, *proto, time);
       }
     }
   }

@@ -14,6 +14,12 @@
 
 namespace topsim {
 
+/// How a collective's transfers are simulated.
+enum class CollModel {
+  flow,   ///< each ring (chain, tree edge set) is one long-lived flow over all its hops: fast at any scale
+  steps,  ///< the faithful reference: every pipeline step of every hop is its own transfer
+};
+
 struct CollRequest {
   CollOp op = CollOp::allreduce;
   double size_B = 0;  ///< as requested (nccl-tests -b/-e); rounded as nccl-tests does
@@ -22,6 +28,7 @@ struct CollRequest {
   std::optional<Algo> algo;
   std::optional<Proto> proto;
   std::optional<int> channels;
+  CollModel model = CollModel::flow;
 };
 
 /// One algorithm/protocol pair considered for a request.
@@ -85,6 +92,7 @@ class Communicator {
   Plan plan(const CollRequest& request, CollSize size, Algo algo, const NcclProtocol& proto);
   std::size_t composite(const std::string& key, std::vector<std::pair<int, int>> rank_hops, std::optional<double> cap);
   std::vector<std::pair<int, int>> rank_order_hops(const std::vector<int>& order, bool closed) const;
+  Schedule step_schedule(const CollRequest& request, CollSize size, const NcclProtocol& proto, double latency_s);
   double step_cost_s(const NcclProtocol& proto, const std::vector<std::vector<int>>& orders);
   std::string bound_of(const Plan& plan, const std::vector<OpTiming>& timings, const NcclProtocol& proto,
                        double time_s);

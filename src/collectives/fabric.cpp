@@ -6,11 +6,12 @@
 namespace topsim {
 
 Fabric::Fabric(const Topology& topology, std::vector<int> gpus, RouteOptions options)
-    : topology_(topology), gpus_(std::move(gpus)), options_(options), arcs_(gpus_.size() * gpus_.size()) {}
+    : topology_(topology), gpus_(std::move(gpus)), options_(options) {}
 
 const Fabric::Arc& Fabric::arc(int from_rank, int to_rank) {
-  auto& slot = arcs_.at(static_cast<std::size_t>(from_rank) * gpus_.size() + static_cast<std::size_t>(to_rank));
-  if (slot) return *slot;
+  long long key = static_cast<long long>(from_rank) * static_cast<long long>(gpus_.size()) + to_rank;
+  auto found_arc = arcs_.find(key);
+  if (found_arc != arcs_.end()) return found_arc->second;
   Route route = find_route(topology_, gpu(from_rank), gpu(to_rank), options_);
   Arc arc;
   arc.kind = route.kind;
@@ -42,8 +43,7 @@ const Fabric::Arc& Fabric::arc(int from_rank, int to_rank) {
     else ++use->second;
     arc.bottleneck_Bps = std::min(arc.bottleneck_Bps, *capacity);
   }
-  slot = std::make_unique<Arc>(std::move(arc));
-  return *slot;
+  return arcs_.emplace(key, std::move(arc)).first->second;
 }
 
 double Fabric::nvlink_unit_Bps() const {

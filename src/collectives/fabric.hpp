@@ -2,7 +2,7 @@
 // The GPUs of one communicator and the resources between them, as NCCL's kernels see them:
 // every rank-to-rank route (SM transfer mode) reduced to the shared resources it occupies.
 #include <map>
-#include <memory>
+#include <unordered_map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,7 +43,7 @@ class Fabric {
   const Topology& topology_;
   std::vector<int> gpus_;
   RouteOptions options_;
-  std::vector<std::unique_ptr<Arc>> arcs_;  ///< ranks x ranks, filled on first use
+  std::unordered_map<long long, Arc> arcs_;  ///< by from x ranks + to, filled on first use
   std::map<std::pair<int, std::vector<std::size_t>>, int> ids_;
   std::vector<double> capacity_;
   std::vector<std::string> names_;

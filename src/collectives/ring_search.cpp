@@ -145,17 +145,11 @@ RingSet rank_order_rings(Fabric& fabric) {
   return set;
 }
 
-// Every Hamiltonian cycle from rank 0 over arcs that could carry one ring at `speed` with a
-// good enough transport, or nothing if there are more than `limit` (then packing greedily).
-std::optional<std::vector<std::vector<int>>> all_cycles(Fabric& fabric, double speed, int worst, std::size_t limit) {
+// Every Hamiltonian cycle from rank 0 over arcs with a good enough transport, or nothing if
+// there are more than `limit` (then rings are packed greedily).
+std::optional<std::vector<std::vector<int>>> all_cycles(Fabric& fabric, int worst, std::size_t limit) {
   int n = fabric.ranks();
-  auto usable = [&](int a, int b) {
-    const auto& arc = fabric.arc(a, b);
-    if (transport_rank(arc.kind) > worst) return false;
-    for (const auto& [resource, times] : arc.uses)
-      if (fabric.capacity_Bps(resource) < times * speed * (1 - 1e-9)) return false;
-    return true;
-  };
+  auto usable = [&](int a, int b) { return transport_rank(fabric.arc(a, b).kind) <= worst; };
   std::vector<std::vector<int>> cycles;
   std::vector<int> path = {0};
   std::vector<bool> used(n, false);
@@ -187,39 +181,62 @@ std::optional<std::vector<std::vector<int>>> all_cycles(Fabric& fabric, double s
 
 // Most rings (up to kMaxRings) that a set of cycles packs into the capacities at `speed`, by
 // backtracking; a cycle may be used several times.
-RingSet pack_cycles(Fabric& fabric, const std::vector<std::vector<int>>& cycles, double speed) {
+// Cycles that load the same resources the same way are interchangeable when packing.
+struct CycleClasses {
+  std::vector<std::vector<std::pair<int, int>>> uses;  ///< (resource, crossings) per class
+  std::vector<std::vector<int>> example;               ///< one cycle of each class
+};
+
+CycleClasses classify(Fabric& fabric, const std::vector<std::vector<int>>& cycles) {
   int n = fabric.ranks();
-  std::vector<std::vector<std::pair<int, int>>> uses(cycles.size());
-  for (std::size_t c = 0; c < cycles.size(); ++c) {
+  CycleClasses classes;
+  std::map<std::vector<std::pair<int, int>>, std::size_t> seen;
+  for (const auto& cycle : cycles) {
     std::map<int, int> total;
     for (int i = 0; i < n; ++i)
-      for (const auto& [resource, times] : fabric.arc(cycles[c][i], cycles[c][(i + 1) % n]).uses) total[resource] += times;
-    uses[c].assign(total.begin(), total.end());
+      for (const auto& [resource, times] : fabric.arc(cycle[i], cycle[(i + 1) % n]).uses) total[resource] += times;
+    std::vector<std::pair<int, int>> signature(total.begin(), total.end());
+    if (seen.emplace(signature, classes.uses.size()).second) {
+      classes.uses.push_back(signature);
+      classes.example.push_back(cycle);
+    }
   }
+  return classes;
+}
+
+// Most rings (up to kMaxRings) the cycle classes pack into the capacities at `speed`, by
+// backtracking; a class may be used several times.
+RingSet pack_cycles(Fabric& fabric, const CycleClasses& classes, double speed) {
+  const auto& uses = classes.uses;
   std::vector<double> residual(fabric.resources());
   for (int r = 0; r < fabric.resources(); ++r) residual[r] = fabric.capacity_Bps(r);
   std::vector<std::size_t> chosen, best;
-  long budget = 200000;
+  long budget = 2000000;  // resource checks; bounds the search on large cycle sets
   std::function<void(std::size_t)> pack = [&](std::size_t from) {
     if (chosen.size() > best.size()) best = chosen;
-    if (static_cast<int>(best.size()) == kMaxRings || --budget < 0) return;
-    for (std::size_t c = from; c < cycles.size(); ++c) {
+    if (static_cast<int>(best.size()) == kMaxRings) return;
+    for (std::size_t c = from; c < uses.size() && budget > 0; ++c) {
       bool fits = true;
-      for (const auto& [resource, times] : uses[c])
-        fits &= residual[resource] - times * speed >= -1e-9 * fabric.capacity_Bps(resource);
+      for (const auto& [resource, times] : uses[c]) {
+        --budget;
+        if (residual[resource] - times * speed < -1e-9 * fabric.capacity_Bps(resource)) {
+          fits = false;
+          break;
+        }
+      }
       if (!fits) continue;
       for (const auto& [resource, times] : uses[c]) residual[resource] -= times * speed;
       chosen.push_back(c);
       pack(c);
       chosen.pop_back();
       for (const auto& [resource, times] : uses[c]) residual[resource] += times * speed;
-      if (static_cast<int>(best.size()) == kMaxRings || budget < 0) return;
+      if (static_cast<int>(best.size()) == kMaxRings) return;
     }
   };
   pack(0);
   RingSet set;
   set.speed_Bps = speed;
-  for (std::size_t c : best) add_ring(set, cycles[c]);
+  for (std::size_t c : best) add_ring(set, classes.example[c]);
   return set;
 }
 
@@ -237,6 +254,9 @@ RingSet best_rings(Fabric& fabric, int worst_transport) {
   double unit = fabric.nvlink_unit_Bps();
   if (unit <= 0) unit = speeds.front();
 
+  std::optional<CycleClasses> classes;
+  if (auto cycles = all_cycles(fabric, worst_transport, kCycleLimit)) classes = classify(fabric, *cycles);
+
   RingSet best;
   double best_score = 0;
   for (double speed : speeds) {
@@ -245,8 +265,8 @@ RingSet best_rings(Fabric& fabric, int worst_transport) {
     // Exact packing when the cycles can be listed; else greedy packing, tried with several tie
     // orders, keeping the one that fits the most rings.
     RingSet set;
-    if (auto cycles = all_cycles(fabric, speed, worst_transport, kCycleLimit)) set = pack_cycles(fabric, *cycles, speed);
-    for (int variant = 0; variant < n && set.rings() < kMaxRings && set.rings() == 0; ++variant) {
+    if (classes) set = pack_cycles(fabric, *classes, speed);
+    for (int variant = 0; variant < n && !classes && set.rings() < kMaxRings; ++variant) {
       for (int r = 0; r < fabric.resources(); ++r) residual[r] = fabric.capacity_Bps(r);
       RingSet attempt;
       attempt.speed_Bps = speed;

@@ -127,7 +127,9 @@ std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions
   Platform p;
   p.prefix = "p" + std::to_string(impl_->platforms.size()) + ".";
   p.gpus = topology.gpu_count();
-  sg4::NetZone* zone = sg4::create_full_zone(p.prefix + topology.name());
+  // Routes are declared edge by edge; a Dijkstra zone keeps them as a graph (memory linear in
+  // the routes) where a full zone would allocate a table quadratic in the hosts.
+  sg4::NetZone* zone = sg4::create_dijkstra_zone(p.prefix + topology.name(), true);
   zone->set_parent(impl_->root);
   ResourceMap resources(topology, options, zone, p.prefix);
 

@@ -192,7 +192,7 @@ SwitchModel read_switch(const std::string& name, const Json& value, const Source
   return read_model<SwitchModel>(name, value, where, [](ObjectReader& r, SwitchModel& m, SourcedParameters& params) {
     m.kind = read_enum<SwitchKind>(r, "kind", {{"nvswitch", SwitchKind::nvswitch}, {"pcie", SwitchKind::pcie}});
     if (m.kind == SwitchKind::nvswitch) {
-      m.ports = params.integer(r, "ports", 1, 1024);
+      m.ports = params.integer(r, "ports", 1, 1 << 24);
       m.nvlink_model = params.string(r, "nvlink_model");
     } else {
       m.lanes = params.integer(r, "lanes", 1, 1024);
@@ -246,6 +246,7 @@ NcclModel read_nccl(const std::string& name, const Json& value, const SourceRef&
       proto.nvlink_hop_s = params.quantity(p, "nvlink_hop", Quantity::time);
       proto.pcie_hop_s = params.quantity(p, "pcie_hop", Quantity::time);
       proto.network_hop_s = params.quantity(p, "network_hop", Quantity::time);
+      proto.chunk_B = params.quantity(p, "chunk", Quantity::size);
       p.finish();
       m.protocols.push_back(proto);
     }

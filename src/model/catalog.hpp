@@ -104,6 +104,7 @@ struct NcclProtocol {
   double nvlink_hop_s = 0;  ///< cost of one pipeline step over NVLink
   double pcie_hop_s = 0;    ///< cost of one step over PCIe or through host memory
   double network_hop_s = 0; ///< cost of one step over the network
+  double chunk_B = 0;       ///< bytes a channel moves per pipeline step (NCCL buffer / NCCL_STEPS)
 };
 
 /// NCCL's behaviour on one GPU architecture: what its SM-driven transfers achieve.

@@ -117,7 +117,12 @@ std::optional<Route> nvlink_route(const Topology& t, Vertex src, Vertex dst) {
   for (Edge first : boost::make_iterator_range(boost::out_edges(src, g))) {
     Vertex plane = t.other_end(first, src);
     if (t.link(first).kind != LinkKind::nvlink || t.device(plane).type != DeviceType::nvswitch) continue;
-    auto rest = shortest_path(t, plane, dst, nvlink_only, switches_only);
+    // Most planes reach the destination directly; look from its side (few links) before
+    // searching from the switch's (one per GPU, thousands in large fabrics).
+    std::optional<std::vector<Edge>> rest;
+    for (Edge last : boost::make_iterator_range(boost::out_edges(dst, g)))
+      if (t.link(last).kind == LinkKind::nvlink && t.other_end(last, dst) == plane) rest = std::vector<Edge>{last};
+    if (!rest) rest = shortest_path(t, plane, dst, nvlink_only, switches_only);
     if (!rest) continue;
     Path path;
     path.hops.push_back(link_hop(t, first, src));
