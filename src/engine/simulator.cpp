@@ -20,6 +20,8 @@ namespace {
 // that concurrent delays never share one: each runs at full speed, like independent GPU streams.
 constexpr double kTimerFlopsPerSecond = 1.0;
 constexpr int kTimerCores = 1 << 30;
+// Pair routes live in a full zone whose table is quadratic in GPUs: 4096^2 entries is 128 MiB.
+constexpr int kMaxPairGpus = 4096;
 
 struct PairRoute {
   double latency_s = 0;
@@ -127,14 +129,14 @@ std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions
   Platform p;
   p.prefix = "p" + std::to_string(impl_->platforms.size()) + ".";
   p.gpus = topology.gpu_count();
-  // Routes are declared edge by edge; a Dijkstra zone keeps them as a graph (memory linear in
-  // the routes) where a full zone would allocate a table quadratic in the hosts.
-  sg4::NetZone* zone = sg4::create_dijkstra_zone(p.prefix + topology.name(), true);
-  zone->set_parent(impl_->root);
-  ResourceMap resources(topology, options, zone, p.prefix);
-
-  for (int g = 0; g < p.gpus; ++g) p.hosts.push_back(zone->create_host(p.prefix + "gpu" + std::to_string(g), 1.0));
-  p.timer = zone->create_host(p.prefix + "timer", kTimerFlopsPerSecond);
+  // Two full zones: one for GPU hosts and their pair routes (a table quadratic in GPUs, built
+  // only when pairs are declared), one for the timer and the composite flows' end points
+  // (quadratic in composites only). Links are shared by both. A Dijkstra zone would be linear
+  // but reroutes declared pairs through other hosts' routes when those are shorter.
+  sg4::NetZone* flows = sg4::create_full_zone(p.prefix + topology.name() + ".flows");
+  flows->set_parent(impl_->root);
+  ResourceMap resources(topology, options, flows, p.prefix);
+  p.timer = flows->create_host(p.prefix + "timer", kTimerFlopsPerSecond);
   p.timer->set_core_count(kTimerCores);
 
   std::vector<std::pair<int, int>> pairs = needs.pairs;
@@ -142,6 +144,16 @@ std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions
     for (int s = 0; s < p.gpus; ++s)
       for (int d = 0; d < p.gpus; ++d)
         if (s != d) pairs.emplace_back(s, d);
+  sg4::NetZone* zone = nullptr;
+  if (!pairs.empty()) {
+    if (p.gpus > kMaxPairGpus)
+      throw UsageError("routes between individual GPUs are limited to " + std::to_string(kMaxPairGpus) + " GPUs (" +
+                       topology.name() + " has " + std::to_string(p.gpus) +
+                       "): use ring algorithms with the flow model at this scale");
+    zone = sg4::create_full_zone(p.prefix + topology.name() + ".gpus");
+    zone->set_parent(impl_->root);
+    for (int g = 0; g < p.gpus; ++g) p.hosts.push_back(zone->create_host(p.prefix + "gpu" + std::to_string(g), 1.0));
+  }
   auto check_pair = [&](const std::pair<int, int>& pair) {
     if (pair.first < 0 || pair.second < 0 || pair.first >= p.gpus || pair.second >= p.gpus || pair.first == pair.second)
       throw std::invalid_argument("Simulator: route between invalid GPUs " + std::to_string(pair.first) + " -> " +
@@ -165,17 +177,18 @@ std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions
       for (const Hop& h : route.path.hops) resources.append(h, links);
     }
     if (auto cap = needs.composites[c].cap_Bps) {
-      auto* limit = zone->create_link(p.prefix + "composite" + std::to_string(c) + ".cap", *cap);
+      auto* limit = flows->create_link(p.prefix + "composite" + std::to_string(c) + ".cap", *cap);
       limit->set_sharing_policy(sg4::Link::SharingPolicy::SHARED);
       limit->seal();
       links.emplace_back(limit);
     }
-    auto* a = zone->create_host(p.prefix + "composite" + std::to_string(c) + ".in", 1.0);
-    auto* b = zone->create_host(p.prefix + "composite" + std::to_string(c) + ".out", 1.0);
-    zone->add_route(a->get_netpoint(), b->get_netpoint(), nullptr, nullptr, links, false);
+    auto* a = flows->create_host(p.prefix + "composite" + std::to_string(c) + ".in", 1.0);
+    auto* b = flows->create_host(p.prefix + "composite" + std::to_string(c) + ".out", 1.0);
+    flows->add_route(a->get_netpoint(), b->get_netpoint(), nullptr, nullptr, links, false);
     p.composites.emplace_back(a, b);
   }
-  zone->seal();
+  if (zone != nullptr) zone->seal();
+  flows->seal();
   impl_->platforms.push_back(std::move(p));
   return impl_->platforms.size() - 1;
 }
