@@ -24,8 +24,8 @@ std::string status(const ValidationResult& r) {
 }
 
 Table results_table(const std::vector<ValidationResult>& results, bool with_sources) {
-  std::vector<Column> columns = {{"id"},          {"role"},        {"metric"},     {"measured"},
-                                 {"predicted", 2}, {"error_pct", 1}, {"target_pct"}, {"status"}};
+  std::vector<Column> columns = {{"id"},          {"role"},        {"metric"},     {"measured"}, {"predicted", 2},
+                                 {"error_pct", 1}, {"target_pct"}, {"status"}, {"ran"}};
   if (with_sources) columns.push_back({"source"});
   Table table(columns);
   for (const auto& r : results) {
@@ -36,14 +36,15 @@ Table results_table(const std::vector<ValidationResult>& results, bool with_sour
                              r.predicted,
                              100 * r.error,
                              r.row.tolerance ? fixed(100 * *r.row.tolerance, 0) : std::string("-"),
-                             status(r)};
+                             status(r),
+                             r.detail.empty() ? std::string("-") : r.detail};
     if (with_sources) row.push_back(r.row.source);
     table.add_row(row);
   }
   return table;
 }
 
-std::string summary_text(const std::vector<ValidationResult>& results) {
+std::string summary_text(const std::vector<ValidationResult>& results, const std::vector<TargetResult>& targets) {
   std::string out;
   for (const RoleSummary& s : summarize(results))
     out += s.role + ": " + std::to_string(s.rows) + " rows, geometric-mean |error| " +
@@ -53,6 +54,15 @@ std::string summary_text(const std::vector<ValidationResult>& results) {
   int gated = static_cast<int>(std::count_if(results.begin(), results.end(), [](const auto& r) { return r.row.tolerance.has_value(); }));
   out += std::to_string(gated - failed) + " of " + std::to_string(gated) + " gated rows within target; " +
          std::to_string(results.size() - gated) + " rows informational\n";
+  for (const TargetResult& t : targets) {
+    out += "target " + t.target.metric + " over " + std::to_string(t.rows) + " rows:";
+    if (t.target.geomean)
+      out += " geometric-mean |error| " + fixed(100 * t.geomean_abs_error, 1) + "% (target " +
+             fixed(100 * *t.target.geomean, 0) + "%)";
+    if (t.target.worst)
+      out += " worst " + fixed(100 * t.worst_abs_error, 1) + "% (target " + fixed(100 * *t.target.worst, 0) + "%)";
+    out += t.pass() ? ": ok\n" : ": FAIL\n";
+  }
   return out;
 }
 
@@ -79,21 +89,33 @@ void add_validate_command(CLI::App& app, Context& context) {
       if (files.empty()) throw InputError(context.data_dir + "/scenarios/validation", "", "no validation files found");
     }
     std::vector<ValidationRow> rows;
+    std::vector<ValidationTarget> targets;
     for (const auto& file : files) {
-      auto more = load_validation_rows(file);
-      rows.insert(rows.end(), more.begin(), more.end());
+      ValidationFile loaded = load_validation_file(file);
+      for (const auto& row : loaded.rows)
+        for (const auto& earlier : rows)
+          if (earlier.id == row.id)
+            throw InputError(row.where.file, row.where.pointer + "/id",
+                             "row id '" + row.id + "' is also used at " + earlier.where.file + ":" + earlier.where.pointer);
+      rows.insert(rows.end(), loaded.rows.begin(), loaded.rows.end());
+      targets.insert(targets.end(), loaded.targets.begin(), loaded.targets.end());
     }
     auto results = evaluate(rows, [&](const std::string& name) { return context.topology(name); });
+    auto target_results = check_targets(targets, results);
     if (args->format == "markdown") {
-      context.out = results_table(results, true).to_markdown() + "\n" + summary_text(results);
+      context.out = results_table(results, true).to_markdown() + "\n" + summary_text(results, target_results);
     } else {
       Format format = parse_format(args->format);
       Table table = results_table(results, format != Format::table);
       context.out = table.render(format);
-      if (format == Format::table) context.out += "\n" + summary_text(results);
+      if (format == Format::table) context.out += "\n" + summary_text(results, target_results);
     }
     int failed = static_cast<int>(std::count_if(results.begin(), results.end(), [](const auto& r) { return !r.pass(); }));
-    if (failed > 0) throw ExitStatus(1, std::to_string(failed) + " validation rows outside their target\n");
+    int missed = static_cast<int>(
+        std::count_if(target_results.begin(), target_results.end(), [](const auto& t) { return !t.pass(); }));
+    if (failed > 0 || missed > 0)
+      throw ExitStatus(1, std::to_string(failed) + " validation rows outside their target, " + std::to_string(missed) +
+                              " summary targets missed\n");
   });
 }
 

@@ -286,6 +286,14 @@ Schedule Communicator::step_schedule(const CollRequest& request, CollSize size, 
   return schedule;
 }
 
+bool Communicator::short_chain(const CollRequest& request, CollSize size, const NcclProtocol& proto) const {
+  // A chain of few chunks is store-and-forward: one hop busy at a time. One flow over all hops
+  // would have every hop contend at once, so such chains run step by step (cheap: few chunks).
+  if (request.op != CollOp::broadcast && request.op != CollOp::reduce) return false;
+  if (ranks() > kMaxStepRanks || rings_.rings() == 0) return false;
+  return size.size_B / (2.0 * rings_.rings()) <= kStepChunks * proto.chunk_B;
+}
+
 PlatformNeeds Communicator::needs(const std::vector<CollRequest>& requests) {
   declaring_ = true;
   needs_ = PlatformNeeds{};
@@ -297,7 +305,8 @@ PlatformNeeds Communicator::needs(const std::vector<CollRequest>& requests) {
       if (!unavailable(request.op, algo).empty()) continue;
       for (const NcclProtocol& proto : model.protocols) plan(request, size, algo, proto);
     }
-    if (request.model == CollModel::steps)  // every hop of every ring, both ways
+    bool chain = request.op == CollOp::broadcast || request.op == CollOp::reduce;
+    if ((request.model == CollModel::steps || chain) && ranks() > 1 && ranks() <= kMaxStepRanks)
       for (const auto& order : rings_.orders)
         for (const auto& [a, b] : rank_order_hops(order, true)) {
           needs_.pairs.emplace_back(fabric_.gpu(a), fabric_.gpu(b));
@@ -367,7 +376,8 @@ CollResult Communicator::run(const CollRequest& request, Runner& runner) {
       }
       Plan p = plan(request, result.size, algo, *proto);
       Schedule schedule;
-      bool steps = request.model == CollModel::steps && algo == Algo::ring && ranks() > 1;
+      bool steps = algo == Algo::ring && ranks() > 1 &&
+                   (request.model == CollModel::steps || short_chain(request, result.size, *proto));
       if (steps) {
         schedule = step_schedule(request, result.size, *proto, p.latency_s);
       } else {

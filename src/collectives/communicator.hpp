@@ -57,6 +57,7 @@ struct CollResult {
 class Communicator {
  public:
   /// `gpus`: topology GPU ordinals in rank order (at least one, no repeats). Searches the rings.
+  /// Keeps a reference to the topology, which must outlive the communicator.
   Communicator(const Topology& topology, std::vector<int> gpus);
 
   int ranks() const { return fabric_.ranks(); }
@@ -93,6 +94,12 @@ class Communicator {
   std::size_t composite(const std::string& key, std::vector<std::pair<int, int>> rank_hops, std::optional<double> cap);
   std::vector<std::pair<int, int>> rank_order_hops(const std::vector<int>& order, bool closed) const;
   Schedule step_schedule(const CollRequest& request, CollSize size, const NcclProtocol& proto, double latency_s);
+  bool short_chain(const CollRequest& request, CollSize size, const NcclProtocol& proto) const;
+
+  /// Chains of at most this many chunks per channel run step by step.
+  static constexpr double kStepChunks = 16;
+  /// Step-by-step runs need GPU-pair routes, which the engine builds up to this many GPUs.
+  static constexpr int kMaxStepRanks = 4096;
   double step_cost_s(const NcclProtocol& proto, const std::vector<std::vector<int>>& orders);
   std::string bound_of(const Plan& plan, const std::vector<OpTiming>& timings, const NcclProtocol& proto,
                        double time_s);

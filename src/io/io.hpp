@@ -22,7 +22,7 @@ Catalog load_catalog(const std::string& models_dir);
 /// (references, port counts) happen when the Topology is built.
 TopologySpec load_topology_spec(const std::string& path);
 
-/// Published measurements of a scenarios/validation/*.json file.
-std::vector<ValidationRow> load_validation_rows(const std::string& path);
+/// Published measurements and accuracy targets of a scenarios/validation/*.json file.
+ValidationFile load_validation_file(const std::string& path);
 
 }  // namespace topsim

@@ -7,24 +7,45 @@ namespace topsim {
 
 namespace {
 
+void one_of(ObjectReader& r, const std::string& key, const std::string& value, const std::vector<std::string>& valid) {
+  if (std::find(valid.begin(), valid.end(), value) == valid.end()) fail(r.at(key), unknown_name_message(key, value, valid));
+}
+
 ValidationRow read_row(const Json& value, const SourceRef& where) {
   ObjectReader r(value, where);
   ValidationRow row;
   row.where = where;
   row.id = r.string("id");
+  row.kind = r.string("kind");
+  one_of(r, "kind", row.kind, {"p2p", "coll"});
   row.topology = r.string("topology");
   row.metric = r.string("metric");
-  const std::vector<std::string> metrics = {"uni_GBps", "bi_GBps", "latency_us"};
-  if (std::find(metrics.begin(), metrics.end(), row.metric) == metrics.end())
-    fail(r.at("metric"), unknown_name_message("metric", row.metric, metrics));
-  row.src = r.integer("src", 0, 1 << 20);
-  row.dst = r.integer("dst", 0, 1 << 20);
-  if (row.src == row.dst) fail(r.at("dst"), "src and dst must differ");
   row.size_B = r.quantity("size", Quantity::size);
-  row.method = r.string("method");
-  if (row.method != "write" && row.method != "memcpy")
-    fail(r.at("method"), unknown_name_message("copy method", row.method, {"write", "memcpy"}));
   row.peer_access = r.boolean("peer_access");
+  if (row.kind == "p2p") {
+    one_of(r, "metric", row.metric, {"uni_GBps", "bi_GBps", "latency_us"});
+    row.src = r.integer("src", 0, 1 << 20);
+    row.dst = r.integer("dst", 0, 1 << 20);
+    if (row.src == row.dst) fail(r.at("dst"), "src and dst must differ");
+    row.method = r.string("method");
+    one_of(r, "method", row.method, {"write", "memcpy"});
+  } else {
+    one_of(r, "metric", row.metric, {"busbw_GBps", "time_us"});
+    row.op = r.string("op");
+    const Json& gpus = r.required("gpus");
+    if (gpus.is_number_integer()) {
+      int n = r.integer("gpus", 1, 1 << 20);
+      for (int g = 0; g < n; ++g) row.gpus.push_back(g);
+    } else {
+      row.gpus = read_array(r, "gpus", [](const Json& v, const SourceRef& at) {
+        if (!v.is_number_integer() || v.get<long long>() < 0) fail(at, "expected a GPU ordinal, got " + describe(v));
+        return static_cast<int>(v.get<long long>());
+      });
+    }
+    row.dtype = r.string("dtype");
+    if (auto algo = r.optional_string("algo")) row.algo = *algo;
+    if (auto proto = r.optional_string("proto")) row.proto = *proto;
+  }
   const Json& measured = r.required("measured");
   if (measured.is_number()) {
     row.measured_low = row.measured_high = measured.get<double>();
@@ -37,26 +58,41 @@ ValidationRow read_row(const Json& value, const SourceRef& where) {
   if (!(row.measured_low > 0) || row.measured_high < row.measured_low)
     fail(r.at("measured"), "measured figures must be positive with low <= high");
   row.role = r.string("role");
-  if (row.role != "calibration" && row.role != "check")
-    fail(r.at("role"), unknown_name_message("role", row.role, {"calibration", "check"}));
+  one_of(r, "role", row.role, {"calibration", "check"});
   row.tolerance = r.optional_number("tolerance", 0, 10, true);
   row.source = r.string("source");
   r.finish();
   return row;
 }
 
+ValidationTarget read_target(const Json& value, const SourceRef& where) {
+  ObjectReader r(value, where);
+  ValidationTarget target;
+  target.where = where;
+  target.metric = r.string("metric");
+  one_of(r, "metric", target.metric, {"uni_GBps", "bi_GBps", "latency_us", "busbw_GBps", "time_us"});
+  target.geomean = r.optional_number("geomean", 0, 10, true);
+  target.worst = r.optional_number("worst", 0, 10, true);
+  if (!target.geomean && !target.worst) fail(where, "a target needs \"geomean\", \"worst\" or both");
+  r.finish();
+  return target;
+}
+
 }  // namespace
 
-std::vector<ValidationRow> load_validation_rows(const std::string& path) {
+ValidationFile load_validation_file(const std::string& path) {
   Json document = parse_json_text(read_text_file(path), path);
   ObjectReader r(document, SourceRef{path, ""});
   r.string("description");
-  std::vector<ValidationRow> out = read_array(r, "rows", read_row);
-  for (std::size_t i = 0; i < out.size(); ++i)
+  ValidationFile file;
+  file.rows = read_array(r, "rows", read_row);
+  for (std::size_t i = 0; i < file.rows.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
-      if (out[j].id == out[i].id) fail(out[i].where.at("id"), "duplicate row id '" + out[i].id + "'");
+      if (file.rows[j].id == file.rows[i].id)
+        fail(file.rows[i].where.at("id"), "duplicate row id '" + file.rows[i].id + "'");
+  if (r.has("targets")) file.targets = read_array(r, "targets", read_target);
   r.finish();
-  return out;
+  return file;
 }
 
 }  // namespace topsim

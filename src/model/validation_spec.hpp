@@ -1,7 +1,8 @@
 #pragma once
-// A published measurement as stored in scenarios/validation/*.json. Plain data.
+// Published measurements as stored in scenarios/validation/*.json. Plain data.
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "model/source_ref.hpp"
 
@@ -9,13 +10,22 @@ namespace topsim {
 
 struct ValidationRow {
   std::string id;
+  std::string kind;                ///< "p2p" (p2pBandwidthLatencyTest) or "coll" (nccl-tests)
   std::string topology;            ///< bundled name or path
-  std::string metric;              ///< "uni_GBps", "bi_GBps", "latency_us"
+  std::string metric;              ///< p2p: uni_GBps, bi_GBps, latency_us; coll: busbw_GBps, time_us
+  double size_B = 0;
+  bool peer_access = true;
+  // p2p
   int src = 0;
   int dst = 1;
-  double size_B = 0;
   std::string method = "write";    ///< CopyMethod name
-  bool peer_access = true;
+  // coll
+  std::string op;                  ///< CollOp name
+  std::vector<int> gpus;           ///< GPU ordinals in rank order
+  std::string dtype = "float";
+  std::string algo;                ///< forced algorithm, "" for NCCL's choice
+  std::string proto;               ///< forced protocol, "" for NCCL's choice
+
   double measured_low = 0;         ///< a single figure has low == high
   double measured_high = 0;
   std::string role;                ///< "calibration" (a parameter was fitted on it) or "check"
@@ -24,6 +34,19 @@ struct ValidationRow {
   SourceRef where;
 
   double measured() const { return (measured_low + measured_high) / 2; }
+};
+
+/// An accuracy target over every row of one metric: geometric mean and worst of |error|.
+struct ValidationTarget {
+  std::string metric;
+  std::optional<double> geomean;
+  std::optional<double> worst;
+  SourceRef where;
+};
+
+struct ValidationFile {
+  std::vector<ValidationRow> rows;
+  std::vector<ValidationTarget> targets;
 };
 
 }  // namespace topsim

@@ -1,6 +1,7 @@
 #include <map>
 #include <memory>
 
+#include "collectives/communicator.hpp"
 #include "engine/simulator.hpp"
 #include "p2p/p2p.hpp"
 #include "util/error.hpp"
@@ -8,44 +9,93 @@
 
 namespace topsim {
 
+namespace {
+
+void check_gpu(const ValidationRow& row, const Topology& t, int gpu, const std::string& key) {
+  if (gpu >= t.gpu_count())
+    throw InputError(row.where.file, row.where.pointer + "/" + key,
+                     "GPU " + std::to_string(gpu) + " does not exist: " + t.name() + " has " +
+                         std::to_string(t.gpu_count()) + " GPUs");
+}
+
+CollRequest request_of(const ValidationRow& row) {
+  CollRequest request;
+  try {
+    request.op = parse_op(row.op);
+    request.dtype = parse_dtype(row.dtype);
+    if (!row.algo.empty()) request.algo = parse_algo(row.algo);
+    if (!row.proto.empty()) request.proto = parse_proto(row.proto);
+  } catch (const UsageError& e) {
+    throw InputError(row.where.file, row.where.pointer, e.what());
+  }
+  request.size_B = row.size_B;
+  return request;
+}
+
+}  // namespace
+
 std::vector<ValidationResult> evaluate(const std::vector<ValidationRow>& rows,
                                        const std::function<Topology(const std::string&)>& load) {
   std::map<std::string, std::unique_ptr<Topology>> topologies;
   for (const auto& row : rows)
     if (!topologies.count(row.topology)) topologies[row.topology] = std::make_unique<Topology>(load(row.topology));
 
+  // Every platform first (SimGrid seals them at the first run): p2p copies per topology and
+  // peer-access setting, collectives per topology and GPU set with what their rows need.
   Simulator simulator;
-  std::map<std::pair<std::string, bool>, std::size_t> platforms;
+  std::map<std::pair<std::string, bool>, std::size_t> copy_platforms;
+  using CommKey = std::tuple<std::string, std::vector<int>, bool>;
+  std::map<CommKey, std::unique_ptr<Communicator>> communicators;
+  std::map<CommKey, std::vector<CollRequest>> requests;
+  std::map<CommKey, std::size_t> coll_platforms;
   for (const auto& row : rows) {
     const Topology& t = *topologies[row.topology];
-    for (int gpu : {row.src, row.dst})
-      if (gpu >= t.gpu_count())
-        throw InputError(row.where.file, row.where.pointer + "/" + (gpu == row.src ? "src" : "dst"),
-                         "GPU " + std::to_string(gpu) + " does not exist: " + t.name() + " has " +
-                             std::to_string(t.gpu_count()) + " GPUs");
-    auto key = std::make_pair(row.topology, row.peer_access);
-    if (!platforms.count(key)) {
-      P2pOptions options;
-      options.peer_access = row.peer_access;
-      platforms[key] = simulator.add_platform(t, route_options(options));
+    if (row.kind == "p2p") {
+      check_gpu(row, t, row.src, "src");
+      check_gpu(row, t, row.dst, "dst");
+      auto key = std::make_pair(row.topology, row.peer_access);
+      if (!copy_platforms.count(key)) {
+        P2pOptions options;
+        options.peer_access = row.peer_access;
+        copy_platforms[key] = simulator.add_platform(t, route_options(options));
+      }
+    } else {
+      for (int g : row.gpus) check_gpu(row, t, g, "gpus");
+      CommKey key{row.topology, row.gpus, row.peer_access};
+      if (!communicators.count(key)) communicators[key] = std::make_unique<Communicator>(t, row.gpus);
+      requests[key].push_back(request_of(row));
     }
+  }
+  for (auto& [key, comm] : communicators) {
+    RouteOptions options;
+    options.peer_access = std::get<2>(key);
+    options.mode = TransferMode::sm;
+    coll_platforms[key] = simulator.add_platform(*topologies[std::get<0>(key)], options, comm->needs(requests[key]));
   }
 
   std::vector<ValidationResult> results;
   for (const auto& row : rows) {
     const Topology& t = *topologies[row.topology];
-    PlatformRunner runner(simulator, platforms[{row.topology, row.peer_access}]);
-    P2pOptions options;
-    options.peer_access = row.peer_access;
-    options.method = parse_copy_method(row.method);
-    P2pBench bench(t, runner, options);
     ValidationResult result;
     result.row = row;
-    if (row.metric == "latency_us") {
-      result.predicted = bench.copy_time_s(row.src, row.dst, row.size_B) * 1e6;
+    if (row.kind == "p2p") {
+      PlatformRunner runner(simulator, copy_platforms[{row.topology, row.peer_access}]);
+      P2pOptions options;
+      options.peer_access = row.peer_access;
+      options.method = parse_copy_method(row.method);
+      P2pBench bench(t, runner, options);
+      if (row.metric == "latency_us") {
+        result.predicted = bench.copy_time_s(row.src, row.dst, row.size_B) * 1e6;
+      } else {
+        P2pPoint point = bench.measure(row.src, row.dst, row.size_B);
+        result.predicted = (row.metric == "uni_GBps" ? point.uni_Bps : point.bi_Bps) / 1e9;
+      }
     } else {
-      P2pPoint point = bench.measure(row.src, row.dst, row.size_B);
-      result.predicted = (row.metric == "uni_GBps" ? point.uni_Bps : point.bi_Bps) / 1e9;
+      CommKey key{row.topology, row.gpus, row.peer_access};
+      PlatformRunner runner(simulator, coll_platforms[key]);
+      CollResult r = communicators[key]->run(request_of(row), runner);
+      result.predicted = row.metric == "busbw_GBps" ? r.busbw_Bps / 1e9 : r.time_s * 1e6;
+      result.detail = std::string(to_string(r.algo)) + "/" + to_string(r.proto);
     }
     result.error = (result.predicted - row.measured()) / row.measured();
     results.push_back(result);

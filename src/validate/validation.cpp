@@ -5,9 +5,36 @@
 
 namespace topsim {
 
+namespace {
+// |error| is floored so that a row matched to the last digit does not drag the geometric mean to 0.
+constexpr double kErrorFloor = 1e-4;
+}  // namespace
+
+bool TargetResult::pass() const {
+  return rows > 0 && (!target.geomean || geomean_abs_error <= *target.geomean) &&
+         (!target.worst || worst_abs_error <= *target.worst);
+}
+
+std::vector<TargetResult> check_targets(const std::vector<ValidationTarget>& targets,
+                                        const std::vector<ValidationResult>& results) {
+  std::vector<TargetResult> out;
+  for (const ValidationTarget& target : targets) {
+    TargetResult t;
+    t.target = target;
+    double log_sum = 0;
+    for (const auto& r : results) {
+      if (r.row.metric != target.metric) continue;
+      ++t.rows;
+      log_sum += std::log(std::max(std::abs(r.error), kErrorFloor));
+      t.worst_abs_error = std::max(t.worst_abs_error, std::abs(r.error));
+    }
+    if (t.rows > 0) t.geomean_abs_error = std::exp(log_sum / t.rows);
+    out.push_back(t);
+  }
+  return out;
+}
+
 std::vector<RoleSummary> summarize(const std::vector<ValidationResult>& results) {
-  // |error| is floored so that a row matched to the last digit does not drag the geometric mean to 0.
-  constexpr double kErrorFloor = 1e-4;
   std::map<std::string, RoleSummary> by_role;
   std::map<std::string, double> log_sum;
   for (const auto& result : results) {

@@ -13,6 +13,7 @@ struct ValidationResult {
   ValidationRow row;
   double predicted = 0;
   double error = 0;  ///< (predicted - measured midpoint) / measured midpoint
+  std::string detail;  ///< what the prediction ran (a collective's algorithm/protocol)
   bool pass() const { return !row.tolerance || std::abs(error) <= *row.tolerance; }
 };
 
@@ -25,6 +26,18 @@ struct RoleSummary {
 };
 
 std::vector<RoleSummary> summarize(const std::vector<ValidationResult>& results);
+
+/// A target evaluated over the rows of its metric.
+struct TargetResult {
+  ValidationTarget target;
+  int rows = 0;
+  double geomean_abs_error = 0;
+  double worst_abs_error = 0;
+  bool pass() const;
+};
+
+std::vector<TargetResult> check_targets(const std::vector<ValidationTarget>& targets,
+                                        const std::vector<ValidationResult>& results);
 
 class Topology;
 

@@ -34,20 +34,50 @@ TEST_CASE("validation: summaries per role") {
 
 TEST_CASE("validation: rows are read strictly") {
   std::string ok = R"({"description": "d", "rows": [
-    {"id": "x", "topology": "dgx-a100", "metric": "uni_GBps", "src": 0, "dst": 1, "size": "160MB",
+    {"id": "x", "kind": "p2p", "topology": "dgx-a100", "metric": "uni_GBps", "src": 0, "dst": 1, "size": "160MB",
      "method": "write", "peer_access": true, "measured": [270, 275], "role": "check", "tolerance": 0.05, "source": "s"}]})";
-  auto rows = load_validation_rows(write_temp("v.json", ok));
+  auto rows = load_validation_file(write_temp("v.json", ok)).rows;
   REQUIRE(rows.size() == 1);
   CHECK(rows[0].measured() == 272.5);
   CHECK(rows[0].size_B == 160e6);
   std::string bad = ok;
   bad.replace(bad.find("[270, 275]"), 10, "\"272\"");
   std::string path = write_temp("v-bad.json", bad);
-  CHECK(input_error([&] { load_validation_rows(path); }) ==
+  CHECK(input_error([&] { load_validation_file(path); }) ==
         path + ":/rows/0/measured: expected a number or a [low, high] pair of numbers, got the string \"272\"");
   std::string metric = ok;
   metric.replace(metric.find("uni_GBps"), 8, "uni_GB");
   path = write_temp("v-metric.json", metric);
-  CHECK(input_error([&] { load_validation_rows(path); }) ==
+  CHECK(input_error([&] { load_validation_file(path); }) ==
         path + ":/rows/0/metric: unknown metric 'uni_GB' (did you mean 'uni_GBps'?); known: bi_GBps, latency_us, uni_GBps");
+}
+
+TEST_CASE("validation: collective rows and summary targets") {
+  std::string text = R"({"description": "d",
+    "targets": [{"metric": "busbw_GBps", "geomean": 0.05, "worst": 0.15}],
+    "rows": [{"id": "a", "kind": "coll", "topology": "dgx-a100", "op": "allreduce", "gpus": 4, "size": "1GiB",
+              "dtype": "float", "peer_access": true, "metric": "busbw_GBps", "measured": 200, "role": "check",
+              "source": "s"},
+             {"id": "b", "kind": "coll", "topology": "dgx1-p100", "op": "allreduce", "gpus": [0, 1, 2, 3, 4], "size": "8B",
+              "dtype": "half", "algo": "ring", "peer_access": true, "metric": "time_us", "measured": 30, "role": "check",
+              "source": "s"}]})";
+  ValidationFile file = load_validation_file(write_temp("coll.json", text));
+  REQUIRE(file.rows.size() == 2);
+  CHECK(file.rows[0].gpus == std::vector<int>{0, 1, 2, 3});
+  CHECK(file.rows[1].gpus == std::vector<int>{0, 1, 2, 3, 4});
+  CHECK(file.rows[1].algo == "ring");
+  REQUIRE(file.targets.size() == 1);
+  // Two busbw rows with errors 0.02 and 0.08: geometric mean 0.04, worst 0.08, within target;
+  // a third at 0.20 breaks the worst.
+  std::vector<ValidationResult> results(2);
+  results[0].row.metric = results[1].row.metric = "busbw_GBps";
+  results[0].error = 0.02;
+  results[1].error = -0.08;
+  auto checked = check_targets(file.targets, results);
+  CHECK(checked[0].geomean_abs_error == Approx(0.04));
+  CHECK(checked[0].worst_abs_error == Approx(0.08));
+  CHECK(checked[0].pass());
+  results.push_back(results[0]);
+  results.back().error = 0.20;
+  CHECK_FALSE(check_targets(file.targets, results)[0].pass());
 }

@@ -1,0 +1,195 @@
+// Collectives: nccl-tests arithmetic, ring search, hand-derived times, the flow model against
+// the per-step reference, and physical sanity. Engine tests: one SimGrid engine per process,
+// so every TEST_CASE that simulates builds its own Simulator.
+#include <catch2/catch.hpp>
+
+#include "collectives/communicator.hpp"
+#include "engine/simulator.hpp"
+#include "helpers.hpp"
+
+using namespace topsim;
+using namespace topsim::test;
+
+namespace {
+
+constexpr double kGiB = 1073741824.0;
+
+std::vector<int> first(int n) {
+  std::vector<int> gpus(n);
+  for (int i = 0; i < n; ++i) gpus[i] = i;
+  return gpus;
+}
+
+CollRequest request(CollOp op, double size_B) {
+  CollRequest r;
+  r.op = op;
+  r.size_B = size_B;
+  return r;
+}
+
+// Runs requests on one communicator in a fresh platform.
+std::vector<CollResult> run_all(Simulator& sim, const Topology& t, Communicator& comm,
+                                const std::vector<CollRequest>& requests) {
+  RouteOptions options;
+  options.mode = TransferMode::sm;
+  PlatformRunner runner(sim, sim.add_platform(t, options, comm.needs(requests)));
+  std::vector<CollResult> out;
+  for (const auto& r : requests) out.push_back(comm.run(r, runner));
+  return out;
+}
+
+// Every ring visits each rank once, and crosses each arc no more often than capacity allows.
+void check_rings(Communicator& comm) {
+  const RingSet& rings = comm.rings();
+  for (const auto& order : rings.orders) {
+    std::vector<int> sorted = order;
+    std::sort(sorted.begin(), sorted.end());
+    CHECK(sorted == first(comm.ranks()));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("collectives: nccl-tests sizes, counts and bus-bandwidth factors") {
+  DataType f = parse_dtype("float");
+  CHECK(f.size_B == 4);
+  CHECK(parse_dtype("bf16").name == "bfloat16");
+  CHECK_THROWS_WITH(parse_dtype("float128"),
+                    "unknown data type 'float128'; known: bfloat16, double, f8e4m3, f8e5m2, "
+                    "float, half, int32, int64, int8, uint32, uint64, uint8");
+  CHECK(busbw_factor(CollOp::allreduce, 8) == Approx(14.0 / 8));
+  CHECK(busbw_factor(CollOp::allgather, 8) == Approx(7.0 / 8));
+  CHECK(busbw_factor(CollOp::broadcast, 8) == 1);
+  // allgather of 1000 bytes of floats on 8 ranks: 250 elements, 31 per rank, 31 x 8 x 4 = 992 B.
+  CollSize s = nccl_tests_size(CollOp::allgather, 1000, f, 8);
+  CHECK(s.count == 31);
+  CHECK(s.size_B == 992);
+  CHECK(nccl_tests_size(CollOp::allreduce, 1000, f, 8).count == 250);
+  CHECK(parse_op("all_reduce") == CollOp::allreduce);
+  CHECK_THROWS_WITH(parse_op("allreduse"), "unknown operation 'allreduse' (did you mean 'allreduce'?); known: allgather, "
+                                           "allreduce, alltoall, broadcast, reduce, reducescatter, sendrecv");
+}
+
+TEST_CASE("collectives: ring search on the DGX-1 cube meshes") {
+  // V100: six arc-disjoint Hamiltonian cycles exist when NV2 pairs count twice; each ring gets
+  // one NVLink's worth, 25 GB/s x 0.8 (NCCL on Volta) = 20 GB/s.
+  Topology v100 = bundled("dgx1-v100");
+  Communicator comm(v100, first(8));
+  CHECK(comm.rings().rings() == 6);
+  CHECK(comm.rings().speed_Bps == Approx(20e9));
+  CHECK(comm.rings().channels() == 12);
+  check_rings(comm);
+  // P100: four disjoint rings at 17.28 GB/s would need 138 GB/s of each GPU's SM traffic; the
+  // Pascal limit of 124.5 GB/s in + out leaves four rings at 124.5 / 8 = 15.56 GB/s.
+  Topology p100 = bundled("dgx1-p100");
+  Communicator all(p100, first(8));
+  CHECK(all.rings().rings() == 4);
+  CHECK(all.rings().speed_Bps == Approx(124.5e9 / 8));
+  // GPUs 0-4: GPU4's only NVLink neighbour in the set is GPU0, so no NVLink ring closes; the
+  // rings cross to it through host memory, as NCCL's SHM transport would.
+  Communicator subset(p100, first(5));
+  REQUIRE(subset.rings().rings() >= 1);
+  bool through_host = false;
+  for (const auto& order : subset.rings().orders)
+    for (int i = 0; i < 5; ++i)
+      through_host |= const_cast<Fabric&>(subset.fabric()).arc(order[i], order[(i + 1) % 5]).kind == RouteKind::host_staged;
+  CHECK(through_host);
+}
+
+TEST_CASE("collectives: ring search on NVSwitch systems gives NCCL's channel counts") {
+  // A100: 12 links into the switches, one ring per link at 25 x 0.7737 GB/s, all in one order.
+  Topology a100_topology = bundled("dgx-a100");
+  Communicator a100(a100_topology, first(8));
+  CHECK(a100.rings().rings() == 12);
+  CHECK(a100.rings().orders.size() == 1);
+  CHECK(a100.rings().channels() == 24);
+  // H100: 18 links, but at most 16 rings (32 channels): 16 rings at 18 x 25 x 0.8252 / 16.
+  Topology h100_topology = bundled("dgx-h100");
+  Communicator h100(h100_topology, first(8));
+  CHECK(h100.rings().rings() == 16);
+  CHECK(h100.rings().speed_Bps == Approx(18 * 25e9 * 0.8252 / 16));
+}
+
+TEST_CASE("collectives: a two-GPU allreduce derived by hand") {
+  // tests/data/tiny.json: two V100 joined by two NVLinks. NCCL on Volta moves 25 x 0.8 = 20 GB/s
+  // per link, 40 GB/s each way. Ring allreduce on 2 ranks: each hop carries 2(n-1)/n x S = S.
+  // Simple latency: base 8.4 us + 2(n-1) = 2 steps x 9.56 us = 27.52 us.
+  // time = 27.52e-6 + 2^30 / 40e9 = 27.52e-6 + 0.0268435456 = 0.0268710656 s; busbw = algbw.
+  Topology t = Topology::build(load_topology_spec(test_data("tiny.json")), catalog());
+  Simulator sim;
+  Communicator comm(t, first(2));
+  auto results = run_all(sim, t, comm, {request(CollOp::allreduce, kGiB)});
+  const CollResult& r = results[0];
+  CHECK(r.algo == Algo::ring);
+  CHECK(r.proto == Proto::simple);
+  CHECK(r.time_s == Approx(0.0268710656).epsilon(1e-9));
+  CHECK(r.busbw_Bps == Approx(kGiB / 0.0268710656).epsilon(1e-9));
+  CHECK(r.bound == "gpu0 -nvlink2x2-> gpu1 (100%)");
+}
+
+TEST_CASE("collectives: small messages cost NCCL's latency terms") {
+  // DGX A100, 8 B allreduce: LL, base 6.6 us + 2 x 7 steps x 0.6 us = 15.0 us; the bytes add
+  // next to nothing.
+  Topology t = bundled("dgx-a100");
+  Simulator sim;
+  Communicator comm(t, first(8));
+  auto results = run_all(sim, t, comm, {request(CollOp::allreduce, 8), request(CollOp::allgather, 8)});
+  CHECK(results[0].proto == Proto::ll);
+  CHECK(results[0].time_s == Approx(15.0e-6).epsilon(1e-3));
+  CHECK(results[0].bound == "latency");
+  // allgather: n-1 = 7 steps, 6.6 + 7 x 0.6 = 10.8 us.
+  CHECK(results[1].time_s == Approx(10.8e-6).epsilon(1e-3));
+}
+
+TEST_CASE("collectives: forced choices and what cannot run") {
+  Topology t = bundled("dgx-a100");
+  Communicator comm(t, first(8));
+  CHECK(comm.unavailable(CollOp::allreduce, Algo::nvls) == "NVLS needs Hopper-class NVSwitches; NCCL offers none on ampere");
+  CHECK(comm.unavailable(CollOp::allgather, Algo::tree) == "allgather runs ring, not tree");
+  CHECK(comm.unavailable(CollOp::alltoall, Algo::direct).empty());
+  Topology p100 = bundled("dgx1-p100");
+  Communicator pascal(p100, first(2));
+  CHECK(pascal.nccl().protocols.size() == 1);
+  CHECK_THROWS_WITH(Communicator(t, {0, 0}), "GPU 0 is listed twice");
+  CHECK_THROWS_WITH(Communicator(t, {9}), "GPU 9 does not exist: dgx-a100 has 8 GPUs (0-7)");
+}
+
+TEST_CASE("collectives: the flow model agrees with the per-step reference") {
+  // Rings: one flow per ring order against every step of every hop as its own transfer. They
+  // agree to rounding on symmetric and asymmetric fabrics alike. Long chains (broadcast of many
+  // chunks) pipeline through rings that share links at different moments; the flow model sees
+  // the contention as constant, within 10% of the reference. (Short chains run step by step in
+  // both models.)
+  Simulator sim;
+  struct Case {
+    const char* topology;
+    std::vector<int> gpus;
+  };
+  std::vector<Topology> topologies = {bundled("dgx1-v100"), bundled("dgx-a100"), bundled("dgx1-p100")};
+  std::vector<std::vector<int>> sets = {first(8), first(8), first(5)};
+  std::vector<std::unique_ptr<Communicator>> comms;
+  std::vector<std::vector<CollRequest>> requests(3);
+  std::vector<PlatformRunner> runners;
+  for (int i = 0; i < 3; ++i) {
+    comms.push_back(std::make_unique<Communicator>(topologies[i], sets[i]));
+    for (CollOp op : {CollOp::allreduce, CollOp::allgather, CollOp::broadcast})
+      for (double size : {1048576.0, 33554432.0, kGiB})
+        for (CollModel model : {CollModel::flow, CollModel::steps}) {
+          CollRequest r = request(op, size);
+          r.model = model;
+          r.algo = Algo::ring;
+          requests[i].push_back(r);
+        }
+    RouteOptions options;
+    options.mode = TransferMode::sm;
+    runners.emplace_back(sim, sim.add_platform(topologies[i], options, comms[i]->needs(requests[i])));
+  }
+  for (int i = 0; i < 3; ++i)
+    for (std::size_t k = 0; k < requests[i].size(); k += 2) {
+      INFO(topologies[i].name() << " " << to_string(requests[i][k].op) << " " << requests[i][k].size_B);
+      double flow = comms[i]->run(requests[i][k], runners[i]).time_s;
+      double steps = comms[i]->run(requests[i][k + 1], runners[i]).time_s;
+      double tolerance = requests[i][k].op == CollOp::broadcast ? 0.10 : 0.01;
+      CHECK(std::abs(flow - steps) / steps <= tolerance);
+    }
+}
