@@ -7,6 +7,8 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
+#include <functional>
 
 #include "util/error.hpp"
 
@@ -33,7 +35,7 @@ struct Platform {
   std::vector<sg4::Host*> hosts;                    ///< by GPU ordinal
   std::map<std::pair<int, int>, PairRoute> pairs;   ///< declared routes
   std::vector<std::pair<sg4::Host*, sg4::Host*>> composites;
-  sg4::Host* timer = nullptr;
+  std::vector<sg4::Host*> timers;  ///< by GPU ordinal: where that GPU's delays run
 };
 
 // Maps route hops onto SimGrid links, creating each resource once. A bundle of links (striped
@@ -98,6 +100,7 @@ class ResourceMap {
 
 struct Simulator::Impl {
   std::unique_ptr<sg4::Engine> engine;
+  std::function<void(const sg4::Activity&)> on_done;  ///< the running schedule's completion handler
   sg4::NetZone* root = nullptr;
   std::vector<Platform> platforms;
   bool sealed = false;
@@ -120,6 +123,11 @@ Simulator::Simulator() : impl_(std::make_unique<Impl>()) {
   sg4::Engine::set_config("network/latency-factor:0");
   sg4::Engine::set_config("network/bandwidth-factor:1");
   impl_->root = sg4::create_full_zone("topsim");
+  // SimGrid's completion signal is static and cannot be disconnected: connect once, dispatch to
+  // whatever schedule is running.
+  sg4::Activity::on_completion_cb([impl = impl_.get()](const sg4::Activity& act) {
+    if (impl->on_done) impl->on_done(act);
+  });
 }
 
 Simulator::~Simulator() = default;
@@ -136,8 +144,15 @@ std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions
   sg4::NetZone* flows = sg4::create_full_zone(p.prefix + topology.name() + ".flows");
   flows->set_parent(impl_->root);
   ResourceMap resources(topology, options, flows, p.prefix);
-  p.timer = flows->create_host(p.prefix + "timer", kTimerFlopsPerSecond);
-  p.timer->set_core_count(kTimerCores);
+  // One timer host per GPU, in a zone without routes: SimGrid keeps a host's running
+  // activities in a list, so a single timer for thousands of concurrent delays is quadratic.
+  sg4::NetZone* clocks = sg4::create_empty_zone(p.prefix + topology.name() + ".timers");
+  clocks->set_parent(impl_->root);
+  for (int g = 0; g < p.gpus; ++g) {
+    p.timers.push_back(clocks->create_host(p.prefix + "timer" + std::to_string(g), kTimerFlopsPerSecond));
+    p.timers.back()->set_core_count(kTimerCores);
+  }
+  clocks->seal();
 
   std::vector<std::pair<int, int>> pairs = needs.pairs;
   if (needs.all_pairs)
@@ -195,73 +210,95 @@ std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions
 
 std::vector<OpTiming> Simulator::run(std::size_t platform, const Schedule& schedule) {
   const Platform& p = impl_->platforms.at(platform);
-  // Each op becomes activities: a delay one Exec, a composite one Comm, a transfer an Exec for
-  // its route latency followed by a Comm. `first` starts the op, `last` ends it. add_successor
-  // is only public on the typed activities, hence the two pointer kinds.
-  struct OpActivities {
-    sg4::ExecPtr exec;
-    sg4::CommPtr comm;
-    sg4::ActivityPtr first() const { return exec ? sg4::ActivityPtr(exec) : sg4::ActivityPtr(comm); }
-    sg4::ActivityPtr last() const { return comm ? sg4::ActivityPtr(comm) : sg4::ActivityPtr(exec); }
-    void precede(const sg4::ActivityPtr& next) const {
-      if (comm) comm->add_successor(next);
-      else exec->add_successor(next);
-    }
-  };
+  auto timer = [&](int gpu) { return p.timers[gpu >= 0 && gpu < p.gpus ? gpu : 0]; };
   auto check_size = [](double size_B) {
     if (!(size_B >= 0) || size_B > static_cast<double>(std::numeric_limits<uint64_t>::max() / 2))
       throw std::invalid_argument("Simulator: transfer size out of range");
     return static_cast<uint64_t>(std::llround(size_B));
   };
-  std::vector<OpActivities> acts(schedule.ops.size());
+  // Validate everything before anything reaches SimGrid.
+  std::vector<std::vector<std::size_t>> successors(schedule.ops.size());
+  std::vector<std::size_t> waiting(schedule.ops.size(), 0);
   for (std::size_t i = 0; i < schedule.ops.size(); ++i) {
     const Op& op = schedule.ops[i];
-    OpActivities& a = acts[i];
-    switch (op.kind) {
-      case Op::Kind::delay:
-        if (!(op.delay_s >= 0) || !std::isfinite(op.delay_s))
-          throw std::invalid_argument("Simulator: delay must be finite and >= 0");
-        a.exec = sg4::Exec::init()->set_flops_amount(op.delay_s * kTimerFlopsPerSecond)->set_host(p.timer);
-        break;
-      case Op::Kind::transfer: {
-        auto route = p.pairs.find({op.src_gpu, op.dst_gpu});
-        if (route == p.pairs.end())
-          throw std::invalid_argument("Simulator: no declared route " + std::to_string(op.src_gpu) + " -> " +
-                                      std::to_string(op.dst_gpu));
-        a.comm = sg4::Comm::sendto_init(p.hosts[op.src_gpu], p.hosts[op.dst_gpu])->set_payload_size(check_size(op.size_B));
-        if (op.route_latency) {
-          a.exec = sg4::Exec::init()->set_flops_amount(route->second.latency_s * kTimerFlopsPerSecond)->set_host(p.timer);
-          a.exec->add_successor(a.comm);
-        }
-        break;
-      }
-      case Op::Kind::composite: {
-        if (op.composite >= p.composites.size()) throw std::invalid_argument("Simulator: undeclared composite route");
-        const auto& [in, out] = p.composites[op.composite];
-        a.comm = sg4::Comm::sendto_init(in, out)->set_payload_size(check_size(op.size_B));
-        break;
-      }
+    if (op.kind == Op::Kind::delay && (!(op.delay_s >= 0) || !std::isfinite(op.delay_s)))
+      throw std::invalid_argument("Simulator: delay must be finite and >= 0");
+    if (op.kind == Op::Kind::transfer && p.pairs.find({op.src_gpu, op.dst_gpu}) == p.pairs.end())
+      throw std::invalid_argument("Simulator: no declared route " + std::to_string(op.src_gpu) + " -> " +
+                                  std::to_string(op.dst_gpu));
+    if (op.kind == Op::Kind::composite && op.composite >= p.composites.size())
+      throw std::invalid_argument("Simulator: undeclared composite route");
+    if (op.kind != Op::Kind::delay) check_size(op.size_B);
+    for (std::size_t before : op.after) {
+      if (before >= i) throw std::invalid_argument("Simulator: an op may only wait for earlier ops");
+      successors[before].push_back(i);
+      ++waiting[i];
     }
-    for (std::size_t before : op.after) acts.at(before).precede(a.first());
   }
   if (!impl_->sealed) {
     impl_->root->seal();
     impl_->sealed = true;
   }
-  double start = sg4::Engine::get_clock();
-  for (const auto& op : acts) {
-    if (op.exec) op.exec->vetoable_start();
-    if (op.comm) op.comm->vetoable_start();
-  }
-  impl_->engine->run();
 
+  // Ops are created only when their last dependency finishes: SimGrid scans the activities it
+  // holds on every completion, so handing it a whole DAG up front is quadratic in its size.
+  // A transfer is two stages, its route latency (an Exec on the sender's timer) then its bytes.
+  double start = sg4::Engine::get_clock();
   std::vector<OpTiming> timings(schedule.ops.size());
-  for (std::size_t i = 0; i < acts.size(); ++i) {
-    for (const auto& act : {acts[i].first(), acts[i].last()})
-      if (act->get_state() != sg4::Activity::State::FINISHED)
-        throw std::logic_error("Simulator: an activity did not finish (dependency cycle or engine failure)");
-    timings[i] = OpTiming{acts[i].first()->get_start_time() - start, acts[i].last()->get_finish_time() - start};
-  }
+  struct Stage {
+    sg4::ActivityPtr activity;  ///< keeps it alive until SimGrid is done with it
+    std::size_t op;
+    int stage;
+  };
+  std::unordered_map<const sg4::Activity*, Stage> stage_of;
+  std::size_t finished = 0;
+  std::vector<sg4::ActivityPtr> finished_earlier;
+  std::function<void(std::size_t, int)> launch = [&](std::size_t i, int stage) {
+    const Op& op = schedule.ops[i];
+    if (stage == 0) timings[i].start_s = sg4::Engine::get_clock() - start;
+    sg4::ActivityPtr act;
+    if (op.kind == Op::Kind::delay) {
+      act = sg4::Exec::init()->set_flops_amount(op.delay_s * kTimerFlopsPerSecond)->set_host(timer(op.src_gpu));
+    } else if (op.kind == Op::Kind::transfer && stage == 0 && op.route_latency) {
+      double latency = p.pairs.at({op.src_gpu, op.dst_gpu}).latency_s;
+      act = sg4::Exec::init()->set_flops_amount(latency * kTimerFlopsPerSecond)->set_host(timer(op.src_gpu));
+    } else if (op.kind == Op::Kind::transfer) {
+      stage = 1;
+      act = sg4::Comm::sendto_init(p.hosts[op.src_gpu], p.hosts[op.dst_gpu])->set_payload_size(check_size(op.size_B));
+    } else {
+      const auto& [in, out] = p.composites[op.composite];
+      act = sg4::Comm::sendto_init(in, out)->set_payload_size(check_size(op.size_B));
+    }
+    stage_of[act.get()] = {act, i, stage};
+    act->start();
+  };
+  impl_->on_done = [&](const sg4::Activity& act) {
+    auto it = stage_of.find(&act);
+    if (it == stage_of.end()) return;
+    // Activities completed by earlier callbacks are released now; this one is still in use by
+    // SimGrid until its callback returns.
+    finished_earlier.clear();
+    finished_earlier.push_back(it->second.activity);
+    std::size_t i = it->second.op;
+    int stage = it->second.stage;
+    stage_of.erase(it);
+    const Op& op = schedule.ops[i];
+    if (op.kind == Op::Kind::transfer && stage == 0) {
+      launch(i, 1);
+      return;
+    }
+    timings[i].finish_s = sg4::Engine::get_clock() - start;
+    ++finished;
+    for (std::size_t next : successors[i])
+      if (--waiting[next] == 0) launch(next, 0);
+  };
+  for (std::size_t i = 0; i < schedule.ops.size(); ++i)
+    if (waiting[i] == 0) launch(i, 0);
+  impl_->engine->run();
+  impl_->on_done = nullptr;
+  if (finished != schedule.ops.size())
+    throw std::logic_error("Simulator: " + std::to_string(schedule.ops.size() - finished) +
+                           " ops did not finish (engine failure)");
   return timings;
 }
 
