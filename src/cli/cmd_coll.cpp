@@ -36,19 +36,11 @@ struct CollArgs {
   std::string model = "flow";
 };
 
-double cli_size(const std::string& text, const char* option) {
-  try {
-    return parse_cli_size_B(text);
-  } catch (const ParseError& e) {
-    throw UsageError(std::string(option) + ": " + e.what());
-  }
-}
-
 std::vector<double> sizes_of(const CollArgs& a) {
-  double begin = cli_size(a.begin, "-b");
-  double end = cli_size(a.end, "-e");
+  double begin = size_option(a.begin, "-b");
+  double end = size_option(a.end, "-e");
   if (a.step.empty()) return size_series(begin, end, a.factor);
-  double step = cli_size(a.step, "-i");
+  double step = size_option(a.step, "-i");
   std::vector<double> sizes;
   for (double s = begin; s <= end; s += step) {
     sizes.push_back(s);

@@ -26,14 +26,6 @@ struct P2pArgs {
   double factor = 2;
 };
 
-double cli_size(const std::string& text, const char* option) {
-  try {
-    return parse_cli_size_B(text);
-  } catch (const ParseError& e) {
-    throw UsageError(std::string(option) + ": " + e.what());
-  }
-}
-
 void check_gpu(int index, const char* option, const Topology& t) {
   if (index < 0 || index >= t.gpu_count())
     throw UsageError(std::string(option) + " " + std::to_string(index) + ": " + t.name() + " has " +
@@ -67,8 +59,8 @@ std::string header(const Topology& t, const P2pOptions& o) {
 }
 
 std::string run_matrix(const Topology& t, P2pBench& bench, const P2pArgs& args, Format format) {
-  double size_B = cli_size(args.size, "--size");
-  double latency_B = cli_size(args.latency_size, "--latency-size");
+  double size_B = size_option(args.size, "--size");
+  double latency_B = size_option(args.latency_size, "--latency-size");
   P2pMatrix m = measure_matrix(bench, t.gpu_count(), size_B, latency_B);
   if (format != Format::table) {
     Table table({{"src"}, {"dst"}, {"size_B", 0}, {"uni_GBps", 2}, {"bi_GBps", 2}, {"latency_us", 2},
@@ -101,8 +93,8 @@ std::string run_sweep(const Topology& t, P2pBench& bench, const P2pArgs& args, F
   check_gpu(args.src, "--src", t);
   check_gpu(args.dst, "--dst", t);
   if (args.src == args.dst) throw UsageError("--src and --dst must be different GPUs");
-  double begin = cli_size(args.begin.empty() ? args.size : args.begin, "-b");
-  double end = args.end.empty() ? begin : cli_size(args.end, "-e");
+  double begin = size_option(args.begin.empty() ? args.size : args.begin, "-b");
+  double end = args.end.empty() ? begin : size_option(args.end, "-e");
   Table table({{"src"}, {"dst"}, {"size_B", 0}, {"uni_GBps", 2}, {"bi_GBps", 2}, {"latency_us", 2}, {"route"}});
   for (double size : size_series(begin, end, args.factor)) {
     P2pPoint p = bench.measure(args.src, args.dst, size);

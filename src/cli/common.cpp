@@ -6,6 +6,7 @@
 #include "topology/flat.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
+#include "util/units.hpp"
 
 namespace topsim {
 
@@ -29,6 +30,14 @@ Topology Context::topology(const std::string& path_or_name) const {
   Catalog models = catalog();
   if (is_flat_name(path_or_name)) return Topology::build(flat_topology(path_or_name, models), models);
   return Topology::build(load_topology_spec(topology_path(path_or_name)), models);
+}
+
+double size_option(const std::string& text, const char* option) {
+  try {
+    return parse_cli_size_B(text);
+  } catch (const ParseError& e) {
+    throw UsageError(std::string(option) + ": " + e.what());
+  }
 }
 
 void add_format_option(CLI::App& command, std::string& format) {

@@ -22,6 +22,9 @@ struct Context {
   std::string topology_path(const std::string& path_or_name) const;
 };
 
+/// A message size given to `option` (nccl-tests syntax: 8, 1K, 256M); UsageError naming the option.
+double size_option(const std::string& text, const char* option);
+
 /// Adds --format table|csv|json to a subcommand, bound to `format`.
 void add_format_option(CLI::App& command, std::string& format);
 
