@@ -125,12 +125,10 @@ int Communicator::ring_subset(std::optional<int> channels, std::vector<int>& mul
   return *channels;
 }
 
-double Communicator::step_cost_s(const NcclProtocol& proto, const std::vector<std::vector<int>>& hop_lists) {
+double Communicator::step_cost_s(const NcclProtocol& proto, const std::vector<std::pair<int, int>>& arcs) const {
   // NCCL charges a step by its slowest transport: NVLink, else PCIe/host.
-  bool nvlink = true;
-  for (const auto& hops : hop_lists)
-    for (std::size_t i = 0; i + 1 < hops.size(); i += 2)
-      nvlink &= fabric_.arc(hops[i], hops[i + 1]).kind == RouteKind::nvlink;
+  bool nvlink = std::all_of(arcs.begin(), arcs.end(),
+                            [&](const auto& a) { return fabric_.arc(a.first, a.second).kind == RouteKind::nvlink; });
   return nvlink ? proto.nvlink_hop_s : proto.pcie_hop_s;
 }
 
@@ -152,15 +150,8 @@ Communicator::Plan Communicator::plan(const CollRequest& request, CollSize size,
     f.arcs = std::move(arcs);
     plan.flows.push_back(std::move(f));
   };
-  std::vector<std::vector<int>> used_arcs;  // flattened rank pairs per flow, for the step cost
-  auto note = [&](const std::vector<std::pair<int, int>>& hops) {
-    std::vector<int> flat;
-    for (const auto& [a, b] : hops) {
-      flat.push_back(a);
-      flat.push_back(b);
-    }
-    used_arcs.push_back(flat);
-  };
+  std::vector<std::pair<int, int>> used_arcs;  // every rank hop the plan crosses, for the step cost
+  auto note = [&](const std::vector<std::pair<int, int>>& hops) { used_arcs.insert(used_arcs.end(), hops.begin(), hops.end()); };
   double steps = 0;
   double base = proto.ring_base_s;
   for (std::size_t k = 0; k < rings_.orders.size(); ++k) {

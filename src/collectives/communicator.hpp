@@ -100,7 +100,7 @@ class Communicator {
   static constexpr double kStepChunks = 16;
   /// Step-by-step runs need GPU-pair routes, which the engine builds up to this many GPUs.
   static constexpr int kMaxStepRanks = 4096;
-  double step_cost_s(const NcclProtocol& proto, const std::vector<std::vector<int>>& orders);
+  double step_cost_s(const NcclProtocol& proto, const std::vector<std::pair<int, int>>& arcs) const;
   std::string bound_of(const Plan& plan, const std::vector<OpTiming>& timings, const NcclProtocol& proto,
                        double time_s);
   int ring_subset(std::optional<int> channels, std::vector<int>& multiplicity) const;

@@ -8,7 +8,7 @@ namespace topsim {
 Fabric::Fabric(const Topology& topology, std::vector<int> gpus, RouteOptions options)
     : topology_(topology), gpus_(std::move(gpus)), options_(options) {}
 
-const Fabric::Arc& Fabric::arc(int from_rank, int to_rank) {
+const Fabric::Arc& Fabric::arc(int from_rank, int to_rank) const {
   long long key = static_cast<long long>(from_rank) * static_cast<long long>(gpus_.size()) + to_rank;
   auto found_arc = arcs_.find(key);
   if (found_arc != arcs_.end()) return found_arc->second;

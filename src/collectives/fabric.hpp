@@ -29,8 +29,8 @@ class Fabric {
   const Topology& topology() const { return topology_; }
   const RouteOptions& options() const { return options_; }
 
-  /// Route from one rank to another, computed on first use.
-  const Arc& arc(int from_rank, int to_rank);
+  /// Route from one rank to another, computed on first use (hence the mutable caches).
+  const Arc& arc(int from_rank, int to_rank) const;
   int resources() const { return static_cast<int>(capacity_.size()); }
   double capacity_Bps(int resource) const { return capacity_.at(static_cast<std::size_t>(resource)); }
   const std::string& resource_name(int resource) const { return names_.at(static_cast<std::size_t>(resource)); }
@@ -43,10 +43,10 @@ class Fabric {
   const Topology& topology_;
   std::vector<int> gpus_;
   RouteOptions options_;
-  std::unordered_map<long long, Arc> arcs_;  ///< by from x ranks + to, filled on first use
-  std::map<std::pair<int, std::vector<std::size_t>>, int> ids_;
-  std::vector<double> capacity_;
-  std::vector<std::string> names_;
+  mutable std::unordered_map<long long, Arc> arcs_;  ///< by from x ranks + to, filled on first use
+  mutable std::map<std::pair<int, std::vector<std::size_t>>, int> ids_;
+  mutable std::vector<double> capacity_;
+  mutable std::vector<std::string> names_;
 };
 
 }  // namespace topsim
