@@ -265,35 +265,28 @@ def dgx_a100():
     t = Topo(
         "dgx-a100",
         "NVIDIA DGX A100 with 8 A100-SXM4 and 6 second-generation NVSwitches; each GPU has 12 NVLink 3.0 "
-        "links, 2 to each switch. PCIe is four Gen4 switch complexes (an upper switch over one leaf with "
-        "2 GPUs and one leaf with 2 HDR InfiniBand NICs), two per AMD EPYC 7742 socket.",
+        "links, 2 to each switch. PCIe is four Gen4 switches, each with 2 GPUs and 2 HDR InfiniBand NICs, "
+        "two per AMD EPYC 7742 socket. (nvidia-smi prints PXB between a GPU and its NICs because of the "
+        "switch chip's internal bridges; topsim models each chip as one switch and prints PIX.)",
         [
             "NVIDIA DGX A100 user guide / nccl issue 1505 topology: 6 NVSwitches, 2 links from each GPU to each",
-            "DGX A100: 4 PCIe switch complexes, each 2 GPUs and 2 HDR NICs, nvidia-smi shows PXB between a GPU "
-            "and its NICs",
+            "DGX A100: 4 PCIe switch complexes, each 2 GPUs and 2 HDR NICs on one Broadcom PEX88096-class chip",
         ],
     )
     gpus(t, 8, "a100")
     nvs = [t.dev("nvswitch%d" % k, "nvswitch", "nvswitch-gen2") for k in range(6)]
-    leaf_gpu, leaf_nic, up = [], [], []
-    for c in range(4):
-        up.append(t.dev("pcie%d_up" % c, "pcie_switch", "pcie4-switch"))
-        leaf_gpu.append(t.dev("pcie%d_gpu" % c, "pcie_switch", "pcie4-switch"))
-        leaf_nic.append(t.dev("pcie%d_nic" % c, "pcie_switch", "pcie4-switch"))
+    sw = [t.dev("pcie%d" % c, "pcie_switch", "pcie4-switch") for c in range(4)]
     cpu = two_cpus(t, "epyc-7742", "0-63,128-191", "64-127,192-255", "xgmi2", 4)
     nic = [t.dev("mlx5_%d" % i, "nic", "connectx6-hdr") for i in range(8)]
     for g in range(8):
         for k in range(6):
             t.nvlink("gpu%d" % g, nvs[k], "nvlink3", 2)
     for g in range(8):
-        t.pcie("gpu%d" % g, leaf_gpu[g // 2], "pcie4-x16")
+        t.pcie("gpu%d" % g, sw[g // 2], "pcie4-x16")
     for i in range(8):
-        t.pcie(nic[i], leaf_nic[i // 2], NIC_PCIE["connectx6-hdr"])
+        t.pcie(nic[i], sw[i // 2], NIC_PCIE["connectx6-hdr"])
     for c in range(4):
-        t.pcie(leaf_gpu[c], up[c], "pcie4-x16")
-        t.pcie(leaf_nic[c], up[c], "pcie4-x16")
-    for c in range(4):
-        t.pcie(up[c], cpu[c // 2], "pcie4-x16")
+        t.pcie(sw[c], cpu[c // 2], "pcie4-x16")
     return t
 
 
@@ -477,7 +470,19 @@ def format_topology(d):
 # Checker
 # --------------------------------------------------------------------------------------
 
-TOP_KEYS = {"name", "description", "sources", "devices", "links"}
+TOP_KEYS = {"name", "description", "sources", "devices", "links", "scale_out"}
+
+# Default fabric of each server for `topsim coll --nodes N` (a server without NICs has none).
+SCALE_OUT = {
+    "dgx1-p100": {"kind": "fat-tree", "switch": "sb7800"},
+    "dgx1-v100": {"kind": "fat-tree", "switch": "sb7800"},
+    "dgx2": {"kind": "fat-tree", "switch": "sb7800"},
+    "dgx-a100": {"kind": "rail", "switch": "qm8700"},
+    "hgx-a800": {"kind": "rail", "switch": "qm8700"},
+    "dgx-h100": {"kind": "rail", "switch": "qm9700"},
+    "hgx-h800": {"kind": "rail", "switch": "qm9700"},
+    "pcie-8x-rtx4090": {"kind": "fat-tree", "switch": "sn2700"},
+}
 DEV_KEYS = {"id", "type", "model", "cores", "numa_node"}
 LINK_KEYS = {"a", "b", "model", "count", "bandwidth", "latency", "efficiency"}
 ID_RE = re.compile(r"^[A-Za-z0-9_.\-]+$")
@@ -695,6 +700,8 @@ def main():
         os.makedirs(args.outdir, exist_ok=True)
         for fn in MACHINES:
             d = fn().to_dict()
+            if d["name"] in SCALE_OUT:
+                d["scale_out"] = SCALE_OUT[d["name"]]
             check_topology(d, d["name"])  # check before writing
             path = os.path.join(args.outdir, d["name"] + ".json")
             with open(path, "w", encoding="utf-8", newline="\n") as f:

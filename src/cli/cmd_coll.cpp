@@ -34,6 +34,7 @@ struct CollArgs {
   bool explain = false;
   bool no_p2p = false;
   std::string model = "flow";
+  ScaleOut scale;
 };
 
 std::vector<double> sizes_of(const CollArgs& a) {
@@ -177,9 +178,10 @@ void add_coll_command(CLI::App& app, Context& context) {
                    "flow: one long-lived flow per ring (fast at any scale); steps: every pipeline step simulated (reference)")
       ->check(CLI::IsMember({"flow", "steps"}))
       ->default_val("flow");
+  add_scale_out_options(*coll, args->scale);
   coll->add_flag("--no-p2p", args->no_p2p, "Peer access disabled: NCCL goes through host memory (NCCL_P2P_DISABLE=1)");
   coll->callback([args, &context]() {
-    Topology t = context.topology(args->topology);
+    Topology t = context.topology(args->topology, args->scale);
     Format format = parse_format(args->format);
     std::vector<CollOp> ops = args->op == "all" ? all_ops() : std::vector<CollOp>{parse_op(args->op)};
     CollRequest base;

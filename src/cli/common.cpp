@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "io/io.hpp"
+#include "topology/cluster.hpp"
 #include "topology/flat.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
@@ -16,20 +17,62 @@ std::string Context::topology_path(const std::string& path_or_name) const {
   std::error_code ec;
   if (std::filesystem::exists(path_or_name, ec)) return path_or_name;
   bool bare_name = path_or_name.find('/') == std::string::npos && path_or_name.find('.') == std::string::npos;
-  std::string bundled = data_dir + "/topologies/" + path_or_name + ".json";
-  if (bare_name && std::filesystem::exists(bundled, ec)) return bundled;
+  for (const char* folder : {"/topologies/", "/topologies/clusters/"}) {
+    std::string bundled = data_dir + folder + path_or_name + ".json";
+    if (bare_name && std::filesystem::exists(bundled, ec)) return bundled;
+  }
   std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(data_dir + "/topologies", ec))
-    if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
+  for (const char* folder : {"/topologies", "/topologies/clusters"})
+    for (const auto& entry : std::filesystem::directory_iterator(data_dir + folder, ec))
+      if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
   std::string message = "no such file";
   if (bare_name) message = unknown_name_message("topology", path_or_name, names) + " (or give a path to a file)";
   throw InputError(path_or_name, "", message);
 }
 
-Topology Context::topology(const std::string& path_or_name) const {
+Topology Context::topology(const std::string& path_or_name, const ScaleOut& scale) const {
   Catalog models = catalog();
-  if (is_flat_name(path_or_name)) return Topology::build(flat_topology(path_or_name, models), models);
-  return Topology::build(load_topology_spec(topology_path(path_or_name)), models);
+  if (is_flat_name(path_or_name)) {
+    if (scale.any()) throw UsageError("a flat topology is one switch; --nodes, --nic and --nics-per-node do not apply");
+    return Topology::build(flat_topology(path_or_name, models), models);
+  }
+  std::string path = topology_path(path_or_name);
+  if (is_cluster_file(path)) {
+    ClusterSpec cluster = load_cluster_spec(path);
+    if (scale.nodes > 0) cluster.nodes = scale.nodes;
+    if (!scale.nic.empty()) cluster.nic = scale.nic;
+    if (scale.nics_per_node > 0) cluster.nics_per_node = scale.nics_per_node;
+    // The server is named relative to the cluster file, else as a bundled name or a path.
+    std::filesystem::path beside = std::filesystem::path(path).parent_path() / cluster.node;
+    std::error_code ec;
+    std::string node = std::filesystem::is_regular_file(beside, ec) ? beside.string() : topology_path(cluster.node);
+    return Topology::build(expand_cluster(cluster, load_topology_spec(node), models), models);
+  }
+  TopologySpec server = load_topology_spec(path);
+  if (!scale.any()) return Topology::build(server, models);
+  if (!server.scale_out)
+    throw UsageError(server.name + " has no default scale-out fabric (\"scale_out\" in " + path +
+                     "); describe the cluster in a file under topologies/clusters/");
+  ClusterSpec cluster;
+  cluster.file = path;
+  cluster.nodes = scale.nodes > 0 ? scale.nodes : 1;
+  cluster.name = server.name + "-x" + std::to_string(cluster.nodes);
+  cluster.description = std::to_string(cluster.nodes) + " x " + server.name + " on its default " +
+                        server.scale_out->kind + " fabric";
+  cluster.sources = server.sources;
+  cluster.nic = scale.nic;
+  cluster.nics_per_node = scale.nics_per_node;
+  cluster.fabric = *server.scale_out;
+  cluster.where = SourceRef{path, ""};
+  return Topology::build(expand_cluster(cluster, server, models), models);
+}
+
+void add_scale_out_options(CLI::App& command, ScaleOut& scale) {
+  command.add_option("--nodes", scale.nodes, "Servers: replicate the topology under its default fabric")
+      ->check(CLI::Range(1, 1 << 20));
+  command.add_option("--nic", scale.nic, "Replace every NIC: a NIC model or a port type (edr, hdr200, hdr100, ndr, 100gbe)");
+  command.add_option("--nics-per-node", scale.nics_per_node, "Use only the first K NICs of each server")
+      ->check(CLI::Range(1, 64));
 }
 
 double size_option(const std::string& text, const char* option) {

@@ -10,6 +10,17 @@
 
 namespace topsim {
 
+/// What --nodes, --nic and --nics-per-node ask of a topology.
+struct ScaleOut {
+  int nodes = 0;            ///< 0: as the file says
+  std::string nic;          ///< "" keeps the NICs
+  int nics_per_node = 0;    ///< 0 keeps them all
+  bool any() const { return nodes > 0 || !nic.empty() || nics_per_node > 0; }
+};
+
+/// Adds --nodes, --nic and --nics-per-node to a subcommand.
+void add_scale_out_options(CLI::App& command, ScaleOut& scale);
+
 struct Context {
   std::string data_dir;    ///< holds models/, topologies/, scenarios/
   std::string models_dir;  ///< --models; empty means data_dir/models
@@ -17,8 +28,10 @@ struct Context {
 
   std::string models() const { return models_dir.empty() ? data_dir + "/models" : models_dir; }
   Catalog catalog() const;
-  /// A path to a topology file, or the name of a bundled one ("dgx-a100").
-  Topology topology(const std::string& path_or_name) const;
+  /// A path to a topology or cluster file, the name of a bundled one ("dgx-a100"), or a
+  /// generated "flat:N:GPU". `scale` replicates a server under its default fabric (scale_out)
+  /// or overrides a cluster's node count and NICs.
+  Topology topology(const std::string& path_or_name, const ScaleOut& scale = {}) const;
   std::string topology_path(const std::string& path_or_name) const;
 };
 

@@ -49,7 +49,15 @@ std::vector<Algo> algorithms_for(CollOp op) {
 
 Communicator::Communicator(const Topology& topology, std::vector<int> gpus)
     : fabric_(topology, checked(topology, std::move(gpus)), nccl_routes()) {
-  rings_ = search_rings(fabric_);
+  // Servers joined only by a network run NCCL's hierarchical algorithms over NIC rails; GPUs
+  // of one server, or of servers in one NVLink domain, run the single-domain ones.
+  if (fabric_.nodes().size() > 1) {
+    int a = 0;
+    while (a < ranks() && fabric_.node_of_rank(a) == fabric_.node_of_rank(0)) ++a;
+    network_ = fabric_.arc(0, a).kind == RouteKind::network;
+  }
+  if (network_) find_rails();
+  else rings_ = search_rings(fabric_);
 }
 
 const NcclModel& Communicator::nccl() const {
@@ -87,25 +95,35 @@ std::string Communicator::unavailable(CollOp op, Algo algo) const {
       if (!switched) return "NVLS needs every GPU behind the same NVSwitches";
     }
   }
-  if ((algo == Algo::ring || algo == Algo::tree) && ranks() > 1 && rings_.rings() == 0)
+  if ((algo == Algo::ring || algo == Algo::tree) && ranks() > 1 && !network_ && rings_.rings() == 0)
     return "no ring could be built over these GPUs";
   return "";
 }
 
-std::vector<std::pair<int, int>> Communicator::rank_order_hops(const std::vector<int>& order, bool closed) const {
-  std::vector<std::pair<int, int>> hops;
+std::vector<RankHop> Communicator::rank_order_hops(const std::vector<int>& order, bool closed) const {
+  std::vector<RankHop> hops;
   int n = static_cast<int>(order.size());
-  for (int i = 0; i + 1 < n + (closed ? 1 : 0); ++i) hops.emplace_back(order[i], order[(i + 1) % n]);
+  for (int i = 0; i + 1 < n + (closed ? 1 : 0); ++i) hops.push_back(RankHop{order[i], order[(i + 1) % n], -1});
   return hops;
 }
 
-std::size_t Communicator::composite(const std::string& key, std::vector<std::pair<int, int>> rank_hops,
+std::size_t Communicator::composite(const std::string& key, const std::vector<RankHop>& hops,
                                     std::optional<double> cap) {
   auto it = composite_ids_.find(key);
   if (it != composite_ids_.end()) return it->second;
   if (!declaring_) throw std::logic_error("Communicator: composite '" + key + "' was not declared by needs()");
   Composite c;
-  for (const auto& [a, b] : rank_hops) c.hops.emplace_back(fabric_.gpu(a), fabric_.gpu(b));
+  for (const RankHop& h : hops) {
+    CompositeHop hop;
+    hop.src = fabric_.gpu(h.from);
+    hop.dst = fabric_.gpu(h.to);
+    int a = fabric_.node_of_rank(h.from), b = fabric_.node_of_rank(h.to);
+    if (h.rail >= 0 && a != b) {
+      hop.src_nic = fabric_.nic(a, h.rail);
+      hop.dst_nic = fabric_.nic(b, h.rail);
+    }
+    c.hops.push_back(hop);
+  }
   c.cap_Bps = cap;
   needs_.composites.push_back(std::move(c));
   std::size_t id = needs_.composites.size() - 1;
@@ -113,176 +131,11 @@ std::size_t Communicator::composite(const std::string& key, std::vector<std::pai
   return id;
 }
 
-int Communicator::ring_subset(std::optional<int> channels, std::vector<int>& multiplicity) const {
-  multiplicity = rings_.multiplicity;
-  if (!channels) return rings_.channels();
-  // Two channels per ring: fewer channels run fewer of the rings found.
-  int keep = std::max(1, (*channels + 1) / 2);
-  for (int& m : multiplicity) {
-    m = std::min(m, keep);
-    keep -= m;
-  }
-  return *channels;
-}
-
-double Communicator::step_cost_s(const NcclProtocol& proto, const std::vector<std::pair<int, int>>& arcs) const {
+double Communicator::step_cost_s(const NcclProtocol& proto, const std::vector<RankHop>& arcs) const {
   // NCCL charges a step by its slowest transport: NVLink, else PCIe/host.
   bool nvlink = std::all_of(arcs.begin(), arcs.end(),
-                            [&](const auto& a) { return fabric_.arc(a.first, a.second).kind == RouteKind::nvlink; });
+                            [&](const RankHop& a) { return fabric_.arc(a.from, a.to, a.rail).kind == RouteKind::nvlink; });
   return nvlink ? proto.nvlink_hop_s : proto.pcie_hop_s;
-}
-
-Communicator::Plan Communicator::plan(const CollRequest& request, CollSize size, Algo algo, const NcclProtocol& proto) {
-  Plan plan;
-  int n = ranks();
-  double S = size.size_B;
-  if (n < 2) {  // one GPU: a local copy, NCCL's base cost only
-    plan.latency_s = proto.ring_base_s;
-    return plan;
-  }
-  std::vector<int> mult;
-  plan.channels = ring_subset(request.channels, mult);
-  int rings = std::accumulate(mult.begin(), mult.end(), 0);
-  auto add = [&](std::size_t id, double payload, std::vector<std::pair<int, int>> arcs) {
-    Flow f;
-    f.index = id;
-    f.payload_B = payload;
-    f.arcs = std::move(arcs);
-    plan.flows.push_back(std::move(f));
-  };
-  std::vector<std::pair<int, int>> used_arcs;  // every rank hop the plan crosses, for the step cost
-  auto note = [&](const std::vector<std::pair<int, int>>& hops) { used_arcs.insert(used_arcs.end(), hops.begin(), hops.end()); };
-  double steps = 0;
-  double base = proto.ring_base_s;
-  for (std::size_t k = 0; k < rings_.orders.size(); ++k) {
-    if (mult[k] == 0 || algo == Algo::nvls || algo == Algo::direct) continue;
-    const std::vector<int>& order = rings_.orders[k];
-    double share = double(mult[k]) / rings;
-    double cap = rings_.speed_Bps * mult[k];
-    std::string tag = std::to_string(k) + "/" + std::to_string(mult[k]);
-    // A chain is a pipeline: its last hop starts once the first chunk has crossed the others.
-    // Each of the group's 2 x mult channels streams its part in chunks of the protocol's step.
-    double chunks = std::max(1.0, std::ceil(S * share / (2 * mult[k]) / proto.chunk_B));
-    auto filled = [&](double hops) { return S * share * (hops + chunks - 1) / chunks; };
-    if (algo == Algo::ring && (request.op == CollOp::broadcast || request.op == CollOp::reduce)) {
-      // A chain from the root (broadcast) or to it (reduce), along the ring.
-      auto at = std::find(order.begin(), order.end(), request.root) - order.begin();
-      std::vector<int> chain;
-      for (int i = 0; i < n; ++i)
-        chain.push_back(order[(at + (request.op == CollOp::broadcast ? i : i + 1)) % n]);
-      auto hops = rank_order_hops(chain, false);
-      note(hops);
-      add(composite("chain/" + std::string(to_string(request.op)) + "/" + std::to_string(request.root) + "/" + tag, hops,
-                    cap),
-          filled(n - 1), hops);
-      steps = n - 1;
-    } else if (algo == Algo::ring) {
-      auto hops = rank_order_hops(order, true);
-      note(hops);
-      double per_hop = request.op == CollOp::allreduce ? 2.0 * (n - 1) / n * S : double(n - 1) / n * S;
-      add(composite("ring/" + tag, hops, cap), per_hop * share, hops);
-      steps = request.op == CollOp::allreduce ? 2 * (n - 1) : n - 1;
-    } else if (algo == Algo::tree) {
-      // Inside one node NCCL's tree is a chain: reduce up it while broadcasting down it.
-      auto down = rank_order_hops(order, false);
-      std::vector<std::pair<int, int>> up;
-      for (auto it = down.rbegin(); it != down.rend(); ++it) up.emplace_back(it->second, it->first);
-      note(down);
-      // The broadcast down the chain trails the reduction up it by the chain's length.
-      add(composite("tree-down/" + tag, down, cap), filled(2 * (n - 1)), down);
-      add(composite("tree-up/" + tag, up, cap), filled(2 * (n - 1)), up);
-      steps = 2 * (n - 1);
-      base = proto.tree_base_s;
-    }
-  }
-  if (algo == Algo::nvls) {
-    // NVLink SHARP: every GPU sends all its data to the switches, which reduce, and receives
-    // the result: S (1 + 1/n) each way per GPU, at the NVLS efficiency.
-    auto hops = rank_order_hops(rings_.orders.front(), true);
-    note(hops);
-    add(composite("nvls", hops, std::nullopt), S * (1 + 1.0 / n) / *nccl().nvls_efficiency, hops);
-    steps = 2;
-    plan.channels = rings_.channels();
-  }
-  if (algo == Algo::direct) {
-    std::vector<std::pair<int, int>> pairs;
-    if (request.op == CollOp::alltoall) {
-      for (int a = 0; a < n; ++a)
-        for (int b = 0; b < n; ++b)
-          if (a != b) pairs.emplace_back(a, b);
-    } else {
-      for (int a = 0; a < n; ++a) pairs.emplace_back(a, (a + 1) % n);
-    }
-    double payload = request.op == CollOp::alltoall ? S / n : S;
-    for (const auto& [a, b] : pairs) {
-      Flow f;
-      f.composite = false;
-      f.src = fabric_.gpu(a);
-      f.dst = fabric_.gpu(b);
-      f.payload_B = payload;
-      f.arcs = {{a, b}};
-      plan.flows.push_back(f);
-      if (declaring_) needs_.pairs.emplace_back(f.src, f.dst);
-    }
-    note(pairs);
-    steps = 1;
-  }
-  plan.latency_s = base + steps * step_cost_s(proto, used_arcs);
-  return plan;
-}
-
-Schedule Communicator::step_schedule(const CollRequest& request, CollSize size, const NcclProtocol& proto,
-                                     double latency_s) {
-  // The reference: every step of every hop is a transfer that starts when its sender has sent
-  // its previous step and received the step it forwards. Only the first pass through the steps
-  // pays NCCL's per-step cost; later chunks stream behind it, as NCCL's buffering lets them.
-  int n = ranks();
-  double S = size.size_B;
-  std::vector<int> mult;
-  ring_subset(request.channels, mult);
-  int rings = std::accumulate(mult.begin(), mult.end(), 0);
-  bool chain = request.op == CollOp::broadcast || request.op == CollOp::reduce;
-  int hops = chain ? n - 1 : n;
-  int steps = request.op == CollOp::allreduce ? 2 * (n - 1) : n - 1;
-  double step_cost = (latency_s - proto.ring_base_s) / (chain ? n - 1 : steps);
-  Schedule schedule;
-  std::size_t start = schedule.delay(fabric_.gpu(0), proto.ring_base_s);
-  for (std::size_t k = 0; k < rings_.orders.size(); ++k) {
-    if (mult[k] == 0) continue;
-    double share = double(mult[k]) / rings;
-    std::vector<int> order = rings_.orders[k];
-    if (chain) {
-      auto at = std::find(order.begin(), order.end(), request.root) - order.begin();
-      std::vector<int> rotated;
-      for (int i = 0; i < n; ++i) rotated.push_back(order[(at + (request.op == CollOp::broadcast ? i : i + 1)) % n]);
-      order = rotated;
-      steps = static_cast<int>(std::max(1.0, std::ceil(S * share / (2 * mult[k]) / proto.chunk_B)));
-    }
-    double bytes = std::round((chain ? S * share / steps : S * share / n) / proto.efficiency);
-    // previous[i]: the last transfer out of the i-th rank of the order (start for none yet).
-    std::vector<std::size_t> previous(n, start);
-    for (int s = 0; s < steps; ++s) {
-      std::vector<std::size_t> sent = previous;
-      for (int i = 0; i < hops; ++i) {
-        std::vector<std::size_t> after = {previous[i]};
-        if (chain ? i > 0 : true) after.push_back(chain ? sent[i - 1] : previous[(i - 1 + n) % n]);
-        std::sort(after.begin(), after.end());
-        after.erase(std::unique(after.begin(), after.end()), after.end());
-        if (!chain || s == 0) after = {schedule.delay(fabric_.gpu(order[i]), step_cost, after)};
-        sent[i] = schedule.transfer(fabric_.gpu(order[i]), fabric_.gpu(order[(i + 1) % n]), bytes, after, false);
-      }
-      previous = sent;
-    }
-  }
-  return schedule;
-}
-
-bool Communicator::short_chain(const CollRequest& request, CollSize size, const NcclProtocol& proto) const {
-  // A chain of few chunks is store-and-forward: one hop busy at a time. One flow over all hops
-  // would have every hop contend at once, so such chains run step by step (cheap: few chunks).
-  if (request.op != CollOp::broadcast && request.op != CollOp::reduce) return false;
-  if (ranks() > kMaxStepRanks || rings_.rings() == 0) return false;
-  return size.size_B / (2.0 * rings_.rings()) <= kStepChunks * proto.chunk_B;
 }
 
 PlatformNeeds Communicator::needs(const std::vector<CollRequest>& requests) {
@@ -294,14 +147,17 @@ PlatformNeeds Communicator::needs(const std::vector<CollRequest>& requests) {
     CollSize size = nccl_tests_size(request.op, request.size_B, request.dtype, ranks());
     for (Algo algo : algorithms_for(request.op)) {
       if (!unavailable(request.op, algo).empty()) continue;
-      for (const NcclProtocol& proto : model.protocols) plan(request, size, algo, proto);
+      for (const NcclProtocol& proto : model.protocols)
+        network_ ? plan_network(request, size, algo, proto) : plan(request, size, algo, proto);
     }
     bool chain = request.op == CollOp::broadcast || request.op == CollOp::reduce;
-    if ((request.model == CollModel::steps || chain) && ranks() > 1 && ranks() <= kMaxStepRanks)
+    if (request.model == CollModel::steps && network_)
+      throw UsageError("the per-step model runs within one server or NVLink domain; these GPUs span a network");
+    if ((request.model == CollModel::steps || chain) && !network_ && ranks() > 1 && ranks() <= kMaxStepRanks)
       for (const auto& order : rings_.orders)
-        for (const auto& [a, b] : rank_order_hops(order, true)) {
-          needs_.pairs.emplace_back(fabric_.gpu(a), fabric_.gpu(b));
-          needs_.pairs.emplace_back(fabric_.gpu(b), fabric_.gpu(a));
+        for (const RankHop& h : rank_order_hops(order, true)) {
+          needs_.pairs.emplace_back(fabric_.gpu(h.from), fabric_.gpu(h.to));
+          needs_.pairs.emplace_back(fabric_.gpu(h.to), fabric_.gpu(h.from));
         }
   }
   std::sort(needs_.pairs.begin(), needs_.pairs.end());
@@ -313,14 +169,16 @@ PlatformNeeds Communicator::needs(const std::vector<CollRequest>& requests) {
 std::string Communicator::bound_of(const Plan& plan, const std::vector<OpTiming>& timings, const NcclProtocol& proto,
                                    double time_s) {
   if (plan.flows.empty() || plan.latency_s >= time_s / 2) return "latency";
+  for (const Flow& f : plan.flows)  // route every hop first: routing may add resources
+    for (const RankHop& h : f.arcs) fabric_.arc(h.from, h.to, h.rail);
   std::vector<double> load(fabric_.resources(), 0.0);
   for (std::size_t i = 0; i < plan.flows.size(); ++i) {
     const OpTiming& t = timings[i + 1];
     double seconds = t.finish_s - t.start_s;
     if (seconds <= 0) continue;
     double rate = plan.flows[i].payload_B / proto.efficiency / seconds;
-    for (const auto& [a, b] : plan.flows[i].arcs)
-      for (const auto& [resource, times] : fabric_.arc(a, b).uses) load[resource] += rate * times;
+    for (const RankHop& h : plan.flows[i].arcs)
+      for (const auto& [resource, times] : fabric_.arc(h.from, h.to, h.rail).uses) load[resource] += rate * times;
   }
   int busiest = 0;
   for (int r = 1; r < fabric_.resources(); ++r)
@@ -365,9 +223,9 @@ CollResult Communicator::run(const CollRequest& request, Runner& runner) {
         if (request.proto && request.algo) throw UsageError("--algo nvls runs the simple protocol only");
         continue;
       }
-      Plan p = plan(request, result.size, algo, *proto);
+      Plan p = network_ ? plan_network(request, result.size, algo, *proto) : plan(request, result.size, algo, *proto);
       Schedule schedule;
-      bool steps = algo == Algo::ring && ranks() > 1 &&
+      bool steps = algo == Algo::ring && ranks() > 1 && !network_ &&
                    (request.model == CollModel::steps || short_chain(request, result.size, *proto));
       if (steps) {
         schedule = step_schedule(request, result.size, *proto, p.latency_s);

@@ -54,6 +54,13 @@ struct CollResult {
   std::string bound;                  ///< what limits the chosen plan: the busiest resource, or latency
 };
 
+/// One hop of a collective between ranks; across servers through NIC index `rail` of each.
+struct RankHop {
+  int from = 0;
+  int to = 0;
+  int rail = -1;
+};
+
 class Communicator {
  public:
   /// `gpus`: topology GPU ordinals in rank order (at least one, no repeats). Searches the rings.
@@ -76,13 +83,23 @@ class Communicator {
   /// Algorithms NCCL can run for an operation on these GPUs, and why one cannot ("" if it can).
   std::string unavailable(CollOp op, Algo algo) const;
 
+  /// Whether the ranks span servers joined by a network (not one NVLink domain).
+  bool across_network() const { return network_; }
+  /// Across a network: NICs per server used as rails, and their rings' first and last GPUs.
+  int rails() const { return static_cast<int>(rails_.size()); }
+
  private:
   struct Flow {
     bool composite = true;
     std::size_t index = 0;    ///< composite index
     int src = 0, dst = 0;     ///< pair transfer, GPU ordinals
     double payload_B = 0;
-    std::vector<std::pair<int, int>> arcs;  ///< rank hops, for the bound report
+    std::vector<RankHop> arcs;  ///< rank hops, for the bound report
+  };
+  /// Across a network, one rail: the GPU whose NIC it is enters the server, the chain through
+  /// every local GPU ends at another GPU near the same NIC. Positions within a server.
+  struct Rail {
+    std::vector<int> chain;
   };
   struct Plan {
     double latency_s = 0;
@@ -91,22 +108,29 @@ class Communicator {
   };
 
   Plan plan(const CollRequest& request, CollSize size, Algo algo, const NcclProtocol& proto);
-  std::size_t composite(const std::string& key, std::vector<std::pair<int, int>> rank_hops, std::optional<double> cap);
-  std::vector<std::pair<int, int>> rank_order_hops(const std::vector<int>& order, bool closed) const;
+  Plan plan_network(const CollRequest& request, CollSize size, Algo algo, const NcclProtocol& proto);
+  void add_direct(const CollRequest& request, CollSize size, Plan& plan);
+  std::size_t composite(const std::string& key, const std::vector<RankHop>& hops, std::optional<double> cap);
+  std::vector<RankHop> rank_order_hops(const std::vector<int>& order, bool closed) const;
   Schedule step_schedule(const CollRequest& request, CollSize size, const NcclProtocol& proto, double latency_s);
   bool short_chain(const CollRequest& request, CollSize size, const NcclProtocol& proto) const;
+  void find_rails();
+  std::vector<RankHop> rail_ring(int rail) const;
 
   /// Chains of at most this many chunks per channel run step by step.
   static constexpr double kStepChunks = 16;
   /// Step-by-step runs need GPU-pair routes, which the engine builds up to this many GPUs.
   static constexpr int kMaxStepRanks = 4096;
-  double step_cost_s(const NcclProtocol& proto, const std::vector<std::pair<int, int>>& arcs) const;
+  double step_cost_s(const NcclProtocol& proto, const std::vector<RankHop>& arcs) const;
   std::string bound_of(const Plan& plan, const std::vector<OpTiming>& timings, const NcclProtocol& proto,
                        double time_s);
   int ring_subset(std::optional<int> channels, std::vector<int>& multiplicity) const;
 
   Fabric fabric_;
   RingSet rings_;
+  bool network_ = false;
+  std::vector<std::vector<int>> node_ranks_;  ///< ranks of each server, in rank order
+  std::vector<Rail> rails_;
   bool declaring_ = true;
   std::map<std::string, std::size_t> composite_ids_;
   PlatformNeeds needs_;

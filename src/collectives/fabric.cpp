@@ -3,16 +3,44 @@
 #include <algorithm>
 #include <limits>
 
+#include "util/error.hpp"
+
 namespace topsim {
 
 Fabric::Fabric(const Topology& topology, std::vector<int> gpus, RouteOptions options)
-    : topology_(topology), gpus_(std::move(gpus)), options_(options) {}
+    : topology_(topology), gpus_(std::move(gpus)), options_(options) {
+  for (int g : gpus_) {
+    int node = topology_.node_of(g);
+    if (std::find(nodes_.begin(), nodes_.end(), node) == nodes_.end()) nodes_.push_back(node);
+  }
+  for (Vertex v : topology_.nics()) nics_[topology_.device(v).node].push_back(topology_.device(v).nic_index);
+}
 
-const Fabric::Arc& Fabric::arc(int from_rank, int to_rank) const {
-  long long key = static_cast<long long>(from_rank) * static_cast<long long>(gpus_.size()) + to_rank;
+int Fabric::nic(int node, int rail) const {
+  auto it = nics_.find(node);
+  if (it == nics_.end() || rail >= static_cast<int>(it->second.size()))
+    throw UsageError("server " + std::to_string(node) + " of " + topology_.name() + " has no NIC " + std::to_string(rail));
+  return it->second[static_cast<std::size_t>(rail)];
+}
+
+int Fabric::rails() const {
+  int least = std::numeric_limits<int>::max();
+  for (int node : nodes_) {
+    auto it = nics_.find(node);
+    least = std::min(least, it == nics_.end() ? 0 : static_cast<int>(it->second.size()));
+  }
+  return nodes_.empty() ? 0 : least;
+}
+
+const Fabric::Arc& Fabric::arc(int from_rank, int to_rank, int rail) const {
+  long long n = static_cast<long long>(gpus_.size());
+  long long key = (static_cast<long long>(rail) + 1) * n * n + static_cast<long long>(from_rank) * n + to_rank;
   auto found_arc = arcs_.find(key);
   if (found_arc != arcs_.end()) return found_arc->second;
-  Route route = find_route(topology_, gpu(from_rank), gpu(to_rank), options_);
+  int a = node_of_rank(from_rank), b = node_of_rank(to_rank);
+  Route route = rail >= 0 && a != b
+                    ? find_route_via(topology_, gpu(from_rank), nic(a, rail), nic(b, rail), gpu(to_rank), options_)
+                    : find_route(topology_, gpu(from_rank), gpu(to_rank), options_);
   Arc arc;
   arc.kind = route.kind;
   arc.latency_s = path_latency_s(topology_, route.path);

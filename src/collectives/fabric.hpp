@@ -29,8 +29,17 @@ class Fabric {
   const Topology& topology() const { return topology_; }
   const RouteOptions& options() const { return options_; }
 
-  /// Route from one rank to another, computed on first use (hence the mutable caches).
-  const Arc& arc(int from_rank, int to_rank) const;
+  /// Route from one rank to another, computed on first use (hence the mutable caches). With a
+  /// rail, ranks of different servers go through that NIC index of each server.
+  const Arc& arc(int from_rank, int to_rank, int rail = -1) const;
+
+  /// Servers the ranks span, in order of first appearance, and NICs per server (ordinals).
+  const std::vector<int>& nodes() const { return nodes_; }
+  int node_of_rank(int rank) const { return topology_.node_of(gpu(rank)); }
+  /// NIC ordinal `rail` of a server; InputError when the server has fewer NICs.
+  int nic(int node, int rail) const;
+  /// NICs every server of the communicator has.
+  int rails() const;
   int resources() const { return static_cast<int>(capacity_.size()); }
   double capacity_Bps(int resource) const { return capacity_.at(static_cast<std::size_t>(resource)); }
   const std::string& resource_name(int resource) const { return names_.at(static_cast<std::size_t>(resource)); }
@@ -43,6 +52,8 @@ class Fabric {
   const Topology& topology_;
   std::vector<int> gpus_;
   RouteOptions options_;
+  std::vector<int> nodes_;
+  std::map<int, std::vector<int>> nics_;  ///< by server
   mutable std::unordered_map<long long, Arc> arcs_;  ///< by from x ranks + to, filled on first use
   mutable std::map<std::pair<int, std::vector<std::size_t>>, int> ids_;
   mutable std::vector<double> capacity_;

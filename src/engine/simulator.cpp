@@ -186,9 +186,10 @@ std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions
   }
   for (std::size_t c = 0; c < needs.composites.size(); ++c) {
     std::vector<sg4::LinkInRoute> links;
-    for (const auto& hop : needs.composites[c].hops) {
-      check_pair(hop);
-      Route route = find_route(topology, hop.first, hop.second, options);
+    for (const CompositeHop& hop : needs.composites[c].hops) {
+      check_pair({hop.src, hop.dst});
+      Route route = hop.src_nic >= 0 ? find_route_via(topology, hop.src, hop.src_nic, hop.dst_nic, hop.dst, options)
+                                     : find_route(topology, hop.src, hop.dst, options);
       for (const Hop& h : route.path.hops) resources.append(h, links);
     }
     if (auto cap = needs.composites[c].cap_Bps) {

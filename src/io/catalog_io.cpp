@@ -190,10 +190,16 @@ GpuModel read_gpu(const std::string& name, const Json& value, const SourceRef& w
 
 SwitchModel read_switch(const std::string& name, const Json& value, const SourceRef& where) {
   return read_model<SwitchModel>(name, value, where, [](ObjectReader& r, SwitchModel& m, SourcedParameters& params) {
-    m.kind = read_enum<SwitchKind>(r, "kind", {{"nvswitch", SwitchKind::nvswitch}, {"pcie", SwitchKind::pcie}});
+    m.kind = read_enum<SwitchKind>(
+        r, "kind", {{"nvswitch", SwitchKind::nvswitch}, {"pcie", SwitchKind::pcie}, {"network", SwitchKind::network}});
     if (m.kind == SwitchKind::nvswitch) {
       m.ports = params.integer(r, "ports", 1, 1 << 24);
       m.nvlink_model = params.string(r, "nvlink_model");
+    } else if (m.kind == SwitchKind::network) {
+      m.ports = params.integer(r, "ports", 1, 1 << 24);
+      if (r.has("port_model")) m.port_model = params.string(r, "port_model");
+      m.sharp = r.boolean("sharp");
+      params.add("sharp");
     } else {
       m.lanes = params.integer(r, "lanes", 1, 1024);
     }
@@ -225,6 +231,7 @@ NcclModel read_nccl(const std::string& name, const Json& value, const SourceRef&
     fail(where, unknown_name_message("architecture", name, architectures) + " (nccl_models are keyed by architecture)");
   return read_model<NcclModel>(name, value, where, [](ObjectReader& r, NcclModel& m, SourcedParameters& params) {
     if ((m.nvlink_efficiency = r.optional_number("nvlink_efficiency", 0, 1, true))) params.add("nvlink_efficiency");
+    if ((m.pcie_efficiency = r.optional_number("pcie_efficiency", 0, 1, true))) params.add("pcie_efficiency");
     m.gpu_Bps = params.optional_quantity(r, "gpu_bandwidth", Quantity::bandwidth);
     if ((m.nvls_efficiency = r.optional_number("nvls_efficiency", 0, 1, true))) params.add("nvls_efficiency");
     const Json& protocols = r.required("protocols");

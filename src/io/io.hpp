@@ -22,6 +22,12 @@ Catalog load_catalog(const std::string& models_dir);
 /// (references, port counts) happen when the Topology is built.
 TopologySpec load_topology_spec(const std::string& path);
 
+/// A cluster file (topologies/clusters/): a server, a node count and a fabric.
+ClusterSpec load_cluster_spec(const std::string& path);
+
+/// Whether a topology file describes a cluster ("node" and no "devices") rather than a server.
+bool is_cluster_file(const std::string& path);
+
 /// Published measurements and accuracy targets of a scenarios/validation/*.json file.
 ValidationFile load_validation_file(const std::string& path);
 

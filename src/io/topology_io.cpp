@@ -11,7 +11,7 @@ namespace {
 DeviceType read_device_type(ObjectReader& reader) {
   static const std::vector<std::pair<std::string, DeviceType>> types = {
       {"gpu", DeviceType::gpu}, {"nvswitch", DeviceType::nvswitch}, {"pcie_switch", DeviceType::pcie_switch},
-      {"cpu", DeviceType::cpu}, {"nic", DeviceType::nic}};
+      {"cpu", DeviceType::cpu}, {"nic", DeviceType::nic}, {"network_switch", DeviceType::network_switch}};
   std::string text = reader.string("type");
   std::vector<std::string> valid;
   for (const auto& [name, type] : types) {
@@ -59,6 +59,30 @@ LinkSpec read_link(const Json& value, const SourceRef& where) {
   return l;
 }
 
+FabricSpec read_fabric(const Json& value, const SourceRef& where) {
+  ObjectReader r(value, where);
+  FabricSpec f;
+  f.where = where;
+  f.kind = r.string("kind");
+  const std::vector<std::string> kinds = {"fat-tree", "rail", "nvlink"};
+  if (std::find(kinds.begin(), kinds.end(), f.kind) == kinds.end())
+    fail(r.at("kind"), unknown_name_message("fabric kind", f.kind, kinds));
+  if (auto model = r.optional_string("switch")) f.switch_model = *model;
+  if (f.kind != "nvlink") {
+    if (auto o = r.optional_number("oversubscription", 1, 64, false)) f.oversubscription = *o;
+  } else {
+    if (auto ratio = r.optional_number("external_ratio", 0, 1, true)) f.external_ratio = *ratio;
+    if (auto planes = r.optional_integer("planes", 1, 1024)) f.planes = *planes;
+  }
+  r.finish();
+  return f;
+}
+
+std::vector<std::string> read_sources(ObjectReader& r) {
+  if (!r.has("sources")) return {};
+  return read_array(r, "sources", read_string);
+}
+
 }  // namespace
 
 TopologySpec load_topology_spec(const std::string& path) {
@@ -69,11 +93,39 @@ TopologySpec load_topology_spec(const std::string& path) {
   ObjectReader r(document, root);
   spec.name = r.string("name");
   spec.description = r.string("description");
-  if (r.has("sources")) spec.sources = read_array(r, "sources", read_string);
+  spec.sources = read_sources(r);
   spec.devices = read_array(r, "devices", read_device);
   spec.links = read_array(r, "links", read_link);
+  if (const Json* fabric = r.optional("scale_out")) spec.scale_out = read_fabric(*fabric, r.at("scale_out"));
   r.finish();
   return spec;
+}
+
+}  // namespace topsim
+
+namespace topsim {
+
+ClusterSpec load_cluster_spec(const std::string& path) {
+  Json document = parse_json_text(read_text_file(path), path);
+  ClusterSpec spec;
+  spec.file = path;
+  spec.where = SourceRef{path, ""};
+  ObjectReader r(document, spec.where);
+  spec.name = r.string("name");
+  spec.description = r.string("description");
+  spec.sources = read_sources(r);
+  spec.node = r.string("node");
+  spec.nodes = r.integer("nodes", 1, 1 << 20);
+  if (auto nic = r.optional_string("nic")) spec.nic = *nic;
+  if (auto k = r.optional_integer("nics_per_node", 1, 64)) spec.nics_per_node = *k;
+  spec.fabric = read_fabric(r.required("fabric"), r.at("fabric"));
+  r.finish();
+  return spec;
+}
+
+bool is_cluster_file(const std::string& path) {
+  Json document = parse_json_text(read_text_file(path), path);
+  return document.is_object() && document.contains("node") && !document.contains("devices");
 }
 
 }  // namespace topsim

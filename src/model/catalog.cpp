@@ -102,9 +102,12 @@ void Catalog::check_references() const {
     if (!gpu.nvlink_model.empty()) expect_kind(*this, gpu.nvlink_model, LinkKind::nvlink, gpu.where.at("nvlink").at("model"));
     expect_kind(*this, gpu.pcie_model, LinkKind::pcie, gpu.where.at("pcie"));
   }
-  for (const auto& [name, model] : switches_)
+  for (const auto& [name, model] : switches_) {
     if (model.kind == SwitchKind::nvswitch)
       expect_kind(*this, model.nvlink_model, LinkKind::nvlink, model.where.at("nvlink_model"));
+    if (model.kind == SwitchKind::network && !model.port_model.empty())
+      expect_kind(*this, model.port_model, LinkKind::network, model.where.at("port_model"));
+  }
   for (const auto& [name, nic] : nics_) {
     expect_kind(*this, nic.port_model, LinkKind::network, nic.where.at("port_model"));
     expect_kind(*this, nic.pcie_model, LinkKind::pcie, nic.where.at("pcie"));

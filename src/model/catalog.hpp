@@ -58,15 +58,17 @@ struct GpuModel {
   SourceRef where;
 };
 
-enum class SwitchKind { nvswitch, pcie };
+enum class SwitchKind { nvswitch, pcie, network };
 
 struct SwitchModel {
   std::string name;
   std::string description;
   SwitchKind kind = SwitchKind::nvswitch;
-  int ports = 0;              ///< NVLink ports (nvswitch)
+  int ports = 0;              ///< NVLink ports (nvswitch), network ports (network)
   int lanes = 0;              ///< PCIe lanes (pcie)
   std::string nvlink_model;   ///< NVLink generation its ports speak (nvswitch)
+  std::string port_model;     ///< network link model its ports speak (network); "" for any
+  bool sharp = false;         ///< network: in-network reduction (SHARP) for NCCL's CollNet
   double latency_s = 0;       ///< one traversal, port to port
   Sources sources;
   SourceRef where;
@@ -112,6 +114,7 @@ struct NcclModel {
   std::string name;                         ///< the architecture, e.g. "ampere"
   std::string description;
   std::optional<double> nvlink_efficiency;  ///< fraction of NVLink line rate NCCL's Simple protocol moves
+  std::optional<double> pcie_efficiency;    ///< fraction of PCIe line rate NCCL's transfers move
   std::optional<double> gpu_Bps;            ///< SM-driven traffic in + out of one GPU together, if it binds
   std::optional<double> nvls_efficiency;    ///< NVLink SHARP (in-switch reduction); absent: no NVLS
   std::vector<NcclProtocol> protocols;      ///< those NCCL runs on this generation, fastest-latency first

@@ -9,6 +9,7 @@ const char* to_string(DeviceType type) {
     case DeviceType::pcie_switch: return "pcie_switch";
     case DeviceType::cpu: return "cpu";
     case DeviceType::nic: return "nic";
+    case DeviceType::network_switch: return "network_switch";
   }
   return "?";
 }

@@ -8,7 +8,7 @@
 
 namespace topsim {
 
-enum class DeviceType { gpu, nvswitch, pcie_switch, cpu, nic };
+enum class DeviceType { gpu, nvswitch, pcie_switch, cpu, nic, network_switch };
 const char* to_string(DeviceType type);
 
 struct DeviceSpec {
@@ -17,6 +17,7 @@ struct DeviceSpec {
   std::string model;
   std::string cores;                ///< cpu only: CPU affinity list as nvidia-smi prints it ("0-19,40-59")
   std::optional<int> numa_node;     ///< cpu only
+  int node = 0;                     ///< which server of a cluster it belongs to; -1 for the fabric
   SourceRef where;
 };
 
@@ -31,6 +32,17 @@ struct LinkSpec {
   SourceRef where;
 };
 
+/// How servers are joined when replicated into a cluster.
+struct FabricSpec {
+  std::string kind;                ///< "fat-tree" (NICs onto leaves node by node), "rail" (NIC i of
+                                   ///< every node onto rail i's leaves), "nvlink" (NVLink Switch System)
+  std::string switch_model;        ///< leaf (network) or NVLink switch model; "" picks one by port model
+  double oversubscription = 1;     ///< fat-tree and rail: leaf down ports per up port
+  double external_ratio = 0.5;     ///< nvlink with node NVSwitches: external links per GPU-facing link
+  int planes = 0;                  ///< nvlink without node NVSwitches: switch chips the GPUs spread over
+  SourceRef where;
+};
+
 struct TopologySpec {
   std::string file;
   std::string name;
@@ -38,6 +50,22 @@ struct TopologySpec {
   std::vector<std::string> sources;
   std::vector<DeviceSpec> devices;
   std::vector<LinkSpec> links;
+  std::optional<FabricSpec> scale_out;  ///< a server's default fabric for --nodes
+  int nodes = 1;                        ///< servers in this topology (a cluster has several)
+};
+
+/// A cluster file: servers of one kind, how many, and the fabric joining them.
+struct ClusterSpec {
+  std::string file;
+  std::string name;
+  std::string description;
+  std::vector<std::string> sources;
+  std::string node;                     ///< server topology: bundled name or path (relative to the file)
+  int nodes = 1;
+  std::string nic;                      ///< replace every NIC's model ("" keeps them)
+  int nics_per_node = 0;                ///< keep the first K NICs of each server (0 keeps all)
+  FabricSpec fabric;
+  SourceRef where;
 };
 
 }  // namespace topsim

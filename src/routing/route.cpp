@@ -14,6 +14,7 @@ const char* to_string(RouteKind kind) {
     case RouteKind::nvlink: return "nvlink";
     case RouteKind::pcie_peer: return "pcie";
     case RouteKind::host_staged: return "host";
+    case RouteKind::network: return "net";
   }
   return "?";
 }
@@ -52,6 +53,7 @@ Vertex append_walk(const Topology& t, Vertex from, const std::vector<Edge>& edge
 }
 
 bool nvlink_only(const Link& l) { return l.kind == LinkKind::nvlink; }
+bool network_only(const Link& l) { return l.kind == LinkKind::network; }
 bool pcie_only(const Link& l) { return l.kind == LinkKind::pcie; }
 bool between_cpus(const Link& l) { return l.kind == LinkKind::socket || l.kind == LinkKind::numa; }
 
@@ -114,14 +116,27 @@ std::optional<Route> nvlink_route(const Topology& t, Vertex src, Vertex dst) {
   std::vector<Path> planes;
   Route route;
   route.kind = RouteKind::nvlink;
+  // The destination's switch planes, in link order: plane p of the source meets plane p of the
+  // destination (DGX-2's twin switches, a SuperPOD's matching node switches).
+  std::vector<Edge> dst_planes;
+  for (Edge last : boost::make_iterator_range(boost::out_edges(dst, g)))
+    if (t.link(last).kind == LinkKind::nvlink && t.device(t.other_end(last, dst)).type == DeviceType::nvswitch)
+      dst_planes.push_back(last);
+  std::size_t index = 0;
   for (Edge first : boost::make_iterator_range(boost::out_edges(src, g))) {
     Vertex plane = t.other_end(first, src);
     if (t.link(first).kind != LinkKind::nvlink || t.device(plane).type != DeviceType::nvswitch) continue;
-    // Most planes reach the destination directly; look from its side (few links) before
-    // searching from the switch's (one per GPU, thousands in large fabrics).
+    std::size_t p = index++;
     std::optional<std::vector<Edge>> rest;
-    for (Edge last : boost::make_iterator_range(boost::out_edges(dst, g)))
-      if (t.link(last).kind == LinkKind::nvlink && t.other_end(last, dst) == plane) rest = std::vector<Edge>{last};
+    for (Edge last : dst_planes)  // the destination hangs on this very switch
+      if (t.other_end(last, dst) == plane) rest = std::vector<Edge>{last};
+    if (!rest && p < dst_planes.size()) {  // else to the matching plane of the destination
+      Vertex twin = t.other_end(dst_planes[p], dst);
+      if (auto middle = shortest_path(t, plane, twin, nvlink_only, switches_only)) {
+        middle->push_back(dst_planes[p]);
+        rest = middle;
+      }
+    }
     if (!rest) rest = shortest_path(t, plane, dst, nvlink_only, switches_only);
     if (!rest) continue;
     Path path;
@@ -175,6 +190,37 @@ Route host_route(const Topology& t, Vertex src, Vertex dst, bool staging) {
   return route;
 }
 
+// NIC to NIC over network links through network switches. Two NICs on one leaf, or on leaves
+// under a common switch (the fabric core), are joined without a search; else breadth-first.
+std::vector<Edge> network_path(const Topology& t, Vertex a, Vertex b) {
+  const Graph& g = t.graph();
+  auto uplinks = [&](Vertex v) {
+    std::vector<Edge> out;
+    for (Edge e : boost::make_iterator_range(boost::out_edges(v, g)))
+      if (t.link(e).kind == LinkKind::network) out.push_back(e);
+    return out;
+  };
+  for (Edge ea : uplinks(a)) {
+    Vertex la = t.other_end(ea, a);
+    if (la == b) return {ea};
+    for (Edge eb : uplinks(b)) {
+      Vertex lb = t.other_end(eb, b);
+      if (la == lb) return {ea, eb};
+      for (Edge up : uplinks(la)) {
+        Vertex core = t.other_end(up, la);
+        if (t.device(core).type != DeviceType::network_switch) continue;
+        for (Edge down : uplinks(lb))
+          if (t.other_end(down, lb) == core) return {ea, up, down, eb};
+      }
+    }
+  }
+  auto switches = [](const Device& d) { return d.type == DeviceType::network_switch; };
+  auto path = shortest_path(t, a, b, network_only, switches);
+  if (!path)
+    throw InputError(t.file(), "", "no network path between " + t.device(a).id + " and " + t.device(b).id);
+  return *path;
+}
+
 // Efficiency of NCCL's kernels on an NVLink: that of the architecture of the GPU at either end;
 // for switch-to-switch trunks, the lowest among the topology's GPUs.
 double nccl_nvlink_efficiency(const Topology& t, const Link& link) {
@@ -195,7 +241,66 @@ double nccl_nvlink_efficiency(const Topology& t, const Link& link) {
   return lowest;
 }
 
+// GPU to NIC of its server (or back, `reverse`): GPUDirect over the PCIe switches when they
+// join the two, else a bounce through host memory of the GPU's CPU.
+void gpu_nic_hops(const Topology& t, Vertex gpu, Vertex nic, bool reverse, std::vector<Hop>& hops) {
+  auto fabric = [](const Device& d) { return d.type == DeviceType::pcie_switch; };
+  if (auto direct = shortest_path(t, reverse ? nic : gpu, reverse ? gpu : nic, pcie_only, fabric)) {
+    append_walk(t, reverse ? nic : gpu, *direct, hops);
+    return;
+  }
+  Route bounce = host_route(t, reverse ? nic : gpu, reverse ? gpu : nic, false);
+  hops.insert(hops.end(), bounce.path.hops.begin(), bounce.path.hops.end());
+}
+
+// NCCL's PCIe efficiency, from the architecture of the topology's GPUs (the lowest if mixed);
+// the link's own when no NCCL model gives one.
+double nccl_pcie_efficiency(const Topology& t, const Link& link) {
+  std::optional<double> lowest;
+  for (Vertex v : t.gpus()) {
+    const Device& d = t.device(v);
+    if (d.nccl && d.nccl->pcie_efficiency) lowest = std::min(lowest.value_or(1.0), *d.nccl->pcie_efficiency);
+  }
+  return lowest.value_or(link.efficiency);
+}
+
 }  // namespace
+
+int nearest_nic(const Topology& t, int gpu) {
+  Vertex from = t.gpu(gpu);
+  auto passable = [](const Device& d) { return d.type == DeviceType::pcie_switch || d.type == DeviceType::cpu; };
+  auto host_links = [](const Link& l) { return l.kind == LinkKind::pcie || l.kind == LinkKind::socket || l.kind == LinkKind::numa; };
+  std::size_t best = std::numeric_limits<std::size_t>::max();
+  std::vector<int> tied;
+  for (Vertex nic : t.nics()) {
+    if (t.device(nic).node != t.device(from).node) continue;
+    auto path = shortest_path(t, from, nic, host_links, passable);
+    if (!path) continue;
+    if (path->size() < best) {
+      best = path->size();
+      tied = {t.device(nic).nic_index};
+    } else if (path->size() == best) {
+      tied.push_back(t.device(nic).nic_index);
+    }
+  }
+  if (tied.empty())
+    throw InputError(t.file(), t.device(from).where.pointer, t.device(from).id + " has no NIC in its server to reach other servers");
+  return tied[static_cast<std::size_t>(gpu) % tied.size()];
+}
+
+Route find_route_via(const Topology& t, int src_gpu, int src_nic, int dst_nic, int dst_gpu, const RouteOptions& options) {
+  Vertex src = t.gpu(src_gpu), dst = t.gpu(dst_gpu);
+  Vertex a = t.nics().at(static_cast<std::size_t>(src_nic)), b = t.nics().at(static_cast<std::size_t>(dst_nic));
+  Route route;
+  route.kind = RouteKind::network;
+  std::vector<Hop>& hops = route.path.hops;
+  if (options.mode == TransferMode::sm) hops.push_back(device_hop(Hop::Kind::gpu_sm, src));
+  gpu_nic_hops(t, src, a, false, hops);
+  append_walk(t, a, network_path(t, a, b), hops);
+  gpu_nic_hops(t, dst, b, true, hops);
+  if (options.mode == TransferMode::sm) hops.push_back(device_hop(Hop::Kind::gpu_sm, dst));
+  return route;
+}
 
 Route find_route(const Topology& t, int src_gpu, int dst_gpu, const RouteOptions& options) {
   if (src_gpu == dst_gpu) throw std::invalid_argument("find_route: source and destination are the same GPU");
@@ -207,6 +312,8 @@ Route find_route(const Topology& t, int src_gpu, int dst_gpu, const RouteOptions
     if (!route && t.gpu_model(src_gpu).peer_over_pcie && t.gpu_model(dst_gpu).peer_over_pcie)
       route = pcie_peer_route(t, src, dst);
   }
+  if (!route && t.node_of(src_gpu) != t.node_of(dst_gpu))
+    return find_route_via(t, src_gpu, nearest_nic(t, src_gpu), nearest_nic(t, dst_gpu), dst_gpu, options);
   if (!route) route = host_route(t, src, dst, options.mode == TransferMode::copy_engine);
   std::vector<Hop>& hops = route->path.hops;
   if (options.mode == TransferMode::copy_engine) {
@@ -228,8 +335,9 @@ std::optional<double> hop_capacity_Bps(const Topology& t, const Hop& hop, Transf
   if (hop.kind == Hop::Kind::link) {
     for (const LinkUse& use : hop.links) {
       const Link& link = t.link(use.link);
-      double efficiency = mode == TransferMode::sm && link.kind == LinkKind::nvlink ? nccl_nvlink_efficiency(t, link)
-                                                                                    : link.efficiency;
+      double efficiency = link.efficiency;
+      if (mode == TransferMode::sm && link.kind == LinkKind::nvlink) efficiency = nccl_nvlink_efficiency(t, link);
+      if (mode == TransferMode::sm && link.kind == LinkKind::pcie) efficiency = nccl_pcie_efficiency(t, link);
       total = sum(total, link.line_rate_Bps() * efficiency);
     }
     return total;

@@ -10,7 +10,7 @@
 
 namespace topsim {
 
-enum class RouteKind { nvlink, pcie_peer, host_staged };
+enum class RouteKind { nvlink, pcie_peer, host_staged, network };
 const char* to_string(RouteKind kind);
 
 /// Who moves the bytes, which decides the limits that apply on top of the links.
@@ -60,8 +60,19 @@ struct RouteOptions {
 };
 
 /// Route between two GPUs (CUDA ordinals, src != dst). Throws InputError when NVSwitch planes
-/// are wired so unevenly that striping cannot be modelled as one bundled path.
+/// are wired so unevenly that striping cannot be modelled as one bundled path. GPUs of
+/// different servers without an NVLink path go through their nearest NICs.
 Route find_route(const Topology& topology, int src_gpu, int dst_gpu, const RouteOptions& options);
+
+/// Route between GPUs of different servers through given NICs (ordinals): GPUDirect RDMA when
+/// GPU and NIC share a PCIe switch tree (nvidia-smi PIX or PXB), else through host memory;
+/// then the network between the NICs.
+Route find_route_via(const Topology& topology, int src_gpu, int src_nic, int dst_nic, int dst_gpu,
+                     const RouteOptions& options);
+
+/// The NIC a GPU uses by default: among its server's NICs, the fewest PCIe hops away; ties go
+/// round-robin by GPU ordinal (GPU0 and GPU1 sharing NIC0 and NIC1 take one each).
+int nearest_nic(const Topology& topology, int gpu);
 
 /// Capacity of a hop in bytes/s under a transfer mode; nullopt when the hop imposes no limit (a
 /// GPU without a published copy-engine limit).

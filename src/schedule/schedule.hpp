@@ -36,9 +36,16 @@ struct Schedule {
 /// A flow that crosses, once, every hop of a list of GPU-to-GPU routes (a ring, the edges of a
 /// tree). A pipelined collective moves all of its hops at the pace of the slowest, which is
 /// exactly what one flow over their union does under max-min sharing.
+struct CompositeHop {
+  int src = 0;       ///< GPU ordinal
+  int dst = 0;       ///< GPU ordinal
+  int src_nic = -1;  ///< NIC ordinals when the hop crosses the network through chosen NICs
+  int dst_nic = -1;
+};
+
 struct Composite {
-  std::vector<std::pair<int, int>> hops;  ///< (src, dst) GPU ordinals
-  std::optional<double> cap_Bps;          ///< throughput limit of the flow itself (its channels' SMs)
+  std::vector<CompositeHop> hops;
+  std::optional<double> cap_Bps;  ///< throughput limit of the flow itself (its channels' SMs)
 };
 
 /// What a platform must carry. SimGrid fixes routes when the platform is sealed (at the first

@@ -88,6 +88,7 @@ void write_dot(std::ostream& out, const Topology& t) {
       case DeviceType::pcie_switch: shape = "diamond"; break;
       case DeviceType::cpu: shape = "octagon"; break;
       case DeviceType::nic: shape = "ellipse"; break;
+      case DeviceType::network_switch: shape = "doubleoctagon"; break;
     }
     std::string label = d.id + "\\n" + d.model_name;
     if (d.gpu_index >= 0) label = "GPU" + std::to_string(d.gpu_index) + "\\n" + label;

@@ -48,8 +48,10 @@ void check_link_ends(const Device& a, const Device& b, const LinkModel& model, c
                         "; it joins two CPUs");
       return;
     case LinkKind::network:
-      fail(where, "network link model '" + model.name + "' cannot join " + pair +
-                      " inside a server; NICs reach the fabric through a cluster description");
+      if (!both_in({DeviceType::nic, DeviceType::network_switch}))
+        fail(where, "network link model '" + model.name + "' cannot join " + pair +
+                        "; network links join NICs and network switches");
+      return;
   }
 }
 
@@ -67,10 +69,20 @@ void check_nvlink_generation(const Device& d, const LinkModel& model, const Sour
   }
 }
 
+// A NIC's or network switch's ports speak one network link model.
+void check_port_model(const Device& d, const LinkModel& model, const SourceRef& where) {
+  std::string speaks = d.type == DeviceType::nic ? d.nic().port_model
+                       : d.type == DeviceType::network_switch ? d.switch_model().port_model
+                                                              : std::string();
+  if (!speaks.empty() && speaks != model.name)
+    fail(where, describe_device(d) + " has " + speaks + " ports, not " + model.name);
+}
+
 // Ports, lanes and host interfaces used so far on one device; checked as each link is added so
 // that the error points at the first link over budget.
 struct Budget {
   int nvlinks = 0;
+  int ports = 0;  ///< network ports
   int lanes = 0;
   int host_links = 0;
   std::string cpu;  ///< pcie_switch: the CPU its upstream port goes to
@@ -85,6 +97,13 @@ void charge(const Device& d, const Link& link, Budget& used, const SourceRef& wh
     if (d.type == DeviceType::nvswitch && used.nvlinks > d.switch_model().ports)
       fail(where, describe_device(d) + " would use " + std::to_string(used.nvlinks) + " NVLink ports; its model " +
                       d.model_name + " has " + std::to_string(d.switch_model().ports));
+  }
+  if (link.kind == LinkKind::network) {
+    used.ports += link.count;
+    int ports = d.type == DeviceType::nic ? d.nic().ports : d.switch_model().ports;
+    if (used.ports > ports)
+      fail(where, describe_device(d) + " would use " + std::to_string(used.ports) + " network ports; its model " +
+                      d.model_name + " has " + std::to_string(ports));
   }
   if (link.kind == LinkKind::pcie) {
     used.lanes += link.lanes * link.count;
@@ -146,6 +165,7 @@ Topology Topology::build(const TopologySpec& spec, const Catalog& catalog) {
   t.description_ = spec.description;
   t.file_ = spec.file;
   t.sources_ = spec.sources;
+  t.nodes_ = spec.nodes;
 
   std::map<std::string, Vertex> by_id;
   for (const DeviceSpec& ds : spec.devices) {
@@ -159,6 +179,7 @@ Topology Topology::build(const TopologySpec& spec, const Catalog& catalog) {
     d.model_name = ds.model;
     d.cores = ds.cores;
     d.numa_node = ds.numa_node;
+    d.node = ds.node;
     d.where = ds.where;
     SourceRef model_at = ds.where.at("model");
     switch (ds.type) {
@@ -168,12 +189,17 @@ Topology Topology::build(const TopologySpec& spec, const Catalog& catalog) {
         d.gpu_index = static_cast<int>(t.gpus_.size());
         break;
       case DeviceType::nvswitch:
-      case DeviceType::pcie_switch: {
+      case DeviceType::pcie_switch:
+      case DeviceType::network_switch: {
         const SwitchModel& sw = catalog.switch_model(ds.model, model_at);
-        SwitchKind wanted = ds.type == DeviceType::nvswitch ? SwitchKind::nvswitch : SwitchKind::pcie;
+        SwitchKind wanted = ds.type == DeviceType::nvswitch      ? SwitchKind::nvswitch
+                            : ds.type == DeviceType::pcie_switch ? SwitchKind::pcie
+                                                                 : SwitchKind::network;
         if (sw.kind != wanted)
           fail(model_at, "switch model '" + ds.model + "' is " +
-                             (sw.kind == SwitchKind::nvswitch ? "an NVSwitch" : "a PCIe switch") +
+                             (sw.kind == SwitchKind::nvswitch ? "an NVSwitch"
+                              : sw.kind == SwitchKind::pcie   ? "a PCIe switch"
+                                                              : "a network switch") +
                              ", but the device type is " + to_string(ds.type));
         d.model = sw;
         break;
@@ -220,6 +246,10 @@ Topology Topology::build(const TopologySpec& spec, const Catalog& catalog) {
     if (model.kind == LinkKind::nvlink) {
       check_nvlink_generation(da, model, ls.where.at("model"));
       check_nvlink_generation(db, model, ls.where.at("model"));
+    }
+    if (model.kind == LinkKind::network) {
+      check_port_model(da, model, ls.where.at("model"));
+      check_port_model(db, model, ls.where.at("model"));
     }
     Link link;
     link.index = i;

@@ -24,6 +24,7 @@ struct Device {
   std::variant<GpuModel, SwitchModel, CpuModel, NicModel> model;
   int gpu_index = -1;  ///< CUDA ordinal: order of appearance among GPUs; -1 for other devices
   int nic_index = -1;  ///< NIC ordinal as nvidia-smi numbers them; -1 for other devices
+  int node = 0;        ///< server of a cluster it belongs to; -1 for fabric devices
   std::string cores;
   std::optional<int> numa_node;
   std::optional<NcclModel> nccl;  ///< gpu only: NCCL's behaviour on its architecture, when models/ has it
@@ -79,6 +80,9 @@ class Topology {
   const std::vector<std::string>& sources() const { return sources_; }
 
   int gpu_count() const { return static_cast<int>(gpus_.size()); }
+  int node_count() const { return nodes_; }
+  /// Server of a cluster a GPU (by ordinal) belongs to.
+  int node_of(int gpu) const { return graph_[gpus_.at(static_cast<std::size_t>(gpu))].node; }
   Vertex gpu(int index) const { return gpus_.at(static_cast<std::size_t>(index)); }
   const std::vector<Vertex>& gpus() const { return gpus_; }
   const std::vector<Vertex>& nics() const { return nics_; }
@@ -105,6 +109,7 @@ class Topology {
   std::vector<Vertex> gpus_;
   std::vector<Vertex> nics_;
   std::vector<Link> links_;  ///< by Link::index
+  int nodes_ = 1;
 };
 
 }  // namespace topsim

@@ -1,0 +1,221 @@
+#include "topology/cluster.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "util/error.hpp"
+#include "util/text.hpp"
+
+namespace topsim {
+
+namespace {
+
+[[noreturn]] void fail(const SourceRef& where, const std::string& message) {
+  throw InputError(where.file, where.pointer, message);
+}
+
+std::string prefixed(int node, const std::string& id) { return "n" + std::to_string(node) + "." + id; }
+
+DeviceSpec device(const std::string& id, DeviceType type, const std::string& model, const SourceRef& where) {
+  DeviceSpec d;
+  d.id = id;
+  d.type = type;
+  d.model = model;
+  d.node = -1;
+  d.where = where;
+  return d;
+}
+
+LinkSpec link(const std::string& a, const std::string& b, const std::string& model, int count, const SourceRef& where) {
+  LinkSpec l;
+  l.a = a;
+  l.b = b;
+  l.model = model;
+  l.count = count;
+  l.where = where;
+  return l;
+}
+
+// Leaf switches for NIC ports grouped as `groups` (node by node for a fat-tree, rail by rail):
+// each group fills leaves of `down` ports; leaves hang under one core by `up` links each.
+void attach_leaves(TopologySpec& out, const std::vector<std::vector<std::pair<std::string, int>>>& groups,
+                   const SwitchModel& leaf, const std::string& port_model, double oversubscription, const Catalog& catalog,
+                   const SourceRef& where) {
+  int total = 0;
+  for (const auto& g : groups)
+    for (const auto& nic : g) total += nic.second;
+  if (total <= leaf.ports) {  // one switch holds every port
+    out.devices.push_back(device("fabric.leaf0", DeviceType::network_switch, leaf.name, where));
+    for (const auto& g : groups)
+      for (const auto& [nic, ports] : g) out.links.push_back(link(nic, "fabric.leaf0", port_model, ports, where));
+    return;
+  }
+  int down = static_cast<int>(std::floor(leaf.ports * oversubscription / (1 + oversubscription)));
+  int up = leaf.ports - down;
+  if (down < 1 || up < 1) fail(where, "oversubscription leaves " + leaf.name + " no down or no up ports");
+  out.devices.push_back(device("fabric.core", DeviceType::network_switch, "fabric-core", where));
+  catalog.switch_model("fabric-core", where);
+  int leaves = 0, used = down;  // start a fresh leaf for the first port
+  for (const auto& g : groups) {
+    used = down;  // each group starts on its own leaf
+    for (const auto& [nic, ports] : g) {
+      if (used + ports > down) {
+        out.devices.push_back(device("fabric.leaf" + std::to_string(leaves), DeviceType::network_switch, leaf.name, where));
+        out.links.push_back(link("fabric.leaf" + std::to_string(leaves), "fabric.core", port_model, up, where));
+        ++leaves;
+        used = 0;
+      }
+      out.links.push_back(link(nic, "fabric.leaf" + std::to_string(leaves - 1), port_model, ports, where));
+      used += ports;
+    }
+  }
+}
+
+}  // namespace
+
+std::string resolve_nic_model(const std::string& name, const Catalog& catalog) {
+  if (catalog.nics().count(name) != 0) return name;
+  static const std::map<std::string, std::string> aliases = {
+      {"edr", "ib-edr"},     {"hdr", "ib-hdr"},     {"hdr200", "ib-hdr"},   {"hdr100", "ib-hdr100"},
+      {"ndr", "ib-ndr"},     {"ndr400", "ib-ndr"},  {"25gbe", "eth-25g"},   {"100gbe", "eth-100g"},
+      {"200gbe", "eth-200g"}, {"400gbe", "eth-400g"}};
+  std::string port = name;
+  if (auto alias = aliases.find(name); alias != aliases.end()) port = alias->second;
+  for (const auto& [nic, model] : catalog.nics())
+    if (model.port_model == port) return nic;
+  std::vector<std::string> known;
+  for (const auto& entry : catalog.nics()) known.push_back(entry.first);
+  for (const auto& entry : aliases) known.push_back(entry.first);
+  throw UsageError(unknown_name_message("NIC", name, known) + " (or a network link model a NIC model speaks)");
+}
+
+TopologySpec expand_cluster(const ClusterSpec& cluster, const TopologySpec& node, const Catalog& catalog) {
+  const SourceRef& where = cluster.fabric.where;
+  TopologySpec out;
+  out.file = cluster.file;
+  out.name = cluster.name;
+  out.description = cluster.description;
+  out.sources = cluster.sources;
+  out.nodes = cluster.nodes;
+
+  // Which NICs each server keeps, and what they become.
+  std::vector<std::string> nics;
+  for (const auto& d : node.devices)
+    if (d.type == DeviceType::nic) nics.push_back(d.id);
+  if (cluster.nics_per_node > static_cast<int>(nics.size()))
+    fail(cluster.where.at("nics_per_node"), node.name + " has " + std::to_string(nics.size()) + " NICs, not " +
+                                                std::to_string(cluster.nics_per_node));
+  std::set<std::string> dropped;
+  if (cluster.nics_per_node > 0) dropped.insert(nics.begin() + cluster.nics_per_node, nics.end());
+  if (cluster.nics_per_node > 0) nics.resize(static_cast<std::size_t>(cluster.nics_per_node));
+  std::string nic_model = cluster.nic.empty() ? "" : resolve_nic_model(cluster.nic, catalog);
+
+  for (int k = 0; k < cluster.nodes; ++k) {
+    for (const auto& d : node.devices) {
+      if (dropped.count(d.id)) continue;
+      DeviceSpec copy = d;
+      copy.id = prefixed(k, d.id);
+      copy.node = k;
+      if (d.type == DeviceType::nic && !nic_model.empty()) copy.model = nic_model;
+      out.devices.push_back(copy);
+    }
+    for (const auto& l : node.links) {
+      if (dropped.count(l.a) || dropped.count(l.b)) continue;
+      LinkSpec copy = l;
+      copy.a = prefixed(k, l.a);
+      copy.b = prefixed(k, l.b);
+      out.links.push_back(copy);
+    }
+  }
+
+  const FabricSpec& fabric = cluster.fabric;
+  if (fabric.kind == "fat-tree" || fabric.kind == "rail") {
+    if (nics.empty()) fail(where, node.name + " has no NIC to attach to a " + fabric.kind + " fabric");
+    std::string port;
+    std::map<std::string, int> ports_of;
+    for (const auto& d : node.devices) {
+      if (d.type != DeviceType::nic || dropped.count(d.id)) continue;
+      const NicModel& m = catalog.nic(nic_model.empty() ? d.model : nic_model, d.where);
+      if (!port.empty() && port != m.port_model)
+        fail(where, "the NICs of " + node.name + " speak different networks (" + port + ", " + m.port_model + ")");
+      port = m.port_model;
+      ports_of[d.id] = m.ports;
+    }
+    std::string leaf_name = fabric.switch_model;
+    // A NIC replaced by one of another port type takes a switch that speaks it.
+    if (!leaf_name.empty() && !cluster.nic.empty() && catalog.switches().count(leaf_name) &&
+        catalog.switches().at(leaf_name).port_model != port)
+      leaf_name.clear();
+    if (leaf_name.empty()) {
+      for (const auto& [name, model] : catalog.switches())
+        if (model.kind == SwitchKind::network && model.port_model == port) {
+          leaf_name = name;
+          break;
+        }
+      if (leaf_name.empty()) fail(where, "no network switch model in models/ has " + port + " ports; name one with \"switch\"");
+    }
+    const SwitchModel& leaf = catalog.switch_model(leaf_name, where.at("switch"));
+    if (leaf.kind != SwitchKind::network) fail(where.at("switch"), "'" + leaf_name + "' is not a network switch");
+    if (!leaf.port_model.empty() && leaf.port_model != port)
+      fail(where.at("switch"), leaf_name + " has " + leaf.port_model + " ports but the NICs speak " + port);
+    std::vector<std::vector<std::pair<std::string, int>>> groups;
+    if (fabric.kind == "fat-tree") {
+      groups.emplace_back();
+      for (int k = 0; k < cluster.nodes; ++k)
+        for (const auto& nic : nics) groups.back().emplace_back(prefixed(k, nic), ports_of[nic]);
+    } else {
+      for (const auto& nic : nics) {
+        groups.emplace_back();
+        for (int k = 0; k < cluster.nodes; ++k) groups.back().emplace_back(prefixed(k, nic), ports_of[nic]);
+      }
+    }
+    attach_leaves(out, groups, leaf, port, fabric.oversubscription, catalog, where);
+    return out;
+  }
+
+  // NVLink: the servers' NVSwitches reach one NVLink Switch System, or the GPUs reach planes.
+  std::vector<const DeviceSpec*> switches, gpus;
+  for (const auto& d : node.devices) {
+    if (d.type == DeviceType::nvswitch) switches.push_back(&d);
+    if (d.type == DeviceType::gpu) gpus.push_back(&d);
+  }
+  if (!switches.empty()) {
+    std::string system = fabric.switch_model.empty() ? "nvlink-switch-system" : fabric.switch_model;
+    const SwitchModel& model = catalog.switch_model(system, where.at("switch"));
+    out.devices.push_back(device("fabric.nvlink", DeviceType::nvswitch, system, where));
+    for (const DeviceSpec* chip : switches) {
+      int gpu_links = 0;
+      for (const auto& l : node.links)
+        if (l.a == chip->id || l.b == chip->id) {
+          const std::string& other = l.a == chip->id ? l.b : l.a;
+          for (const DeviceSpec* g : gpus)
+            if (g->id == other) gpu_links += l.count;
+        }
+      int external = static_cast<int>(std::lround(gpu_links * fabric.external_ratio));
+      if (external == 0) continue;
+      for (int k = 0; k < cluster.nodes; ++k)
+        out.links.push_back(link(prefixed(k, chip->id), "fabric.nvlink", model.nvlink_model, external, where));
+    }
+    return out;
+  }
+  if (fabric.planes < 1) fail(where, node.name + " has no NVSwitch: give \"planes\", the switch chips its GPUs spread over");
+  if (fabric.switch_model.empty()) fail(where, "name the NVLink switch chip model with \"switch\"");
+  const SwitchModel& chip = catalog.switch_model(fabric.switch_model, where.at("switch"));
+  for (int p = 0; p < fabric.planes; ++p)
+    out.devices.push_back(device("fabric.nvswitch" + std::to_string(p), DeviceType::nvswitch, chip.name, where));
+  for (int k = 0; k < cluster.nodes; ++k)
+    for (const DeviceSpec* g : gpus) {
+      const GpuModel& m = catalog.gpu(g->model, g->where);
+      if (m.nvlink_count % fabric.planes != 0)
+        fail(where.at("planes"), g->model + " has " + std::to_string(m.nvlink_count) + " NVLinks, not divisible over " +
+                                     std::to_string(fabric.planes) + " planes");
+      for (int p = 0; p < fabric.planes; ++p)
+        out.links.push_back(link(prefixed(k, g->id), "fabric.nvswitch" + std::to_string(p), m.nvlink_model,
+                                 m.nvlink_count / fabric.planes, where));
+    }
+  return out;
+}
+
+}  // namespace topsim

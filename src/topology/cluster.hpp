@@ -1,0 +1,29 @@
+#pragma once
+// Clusters: servers of one kind replicated and joined by a fabric, expanded into one topology.
+//
+//   fat-tree / rail:   [n0: GPUs..NICs]  [n1: GPUs..NICs]  ...
+//                           \  |  /          \  |  /
+//                          leaf switches (rail: one set per NIC index)
+//                                 \    |    /
+//                      fabric core (upper tiers aggregated, non-blocking)
+//
+//   nvlink:  each server's NVSwitches ==(external NVLinks)== NVLink Switch System, or GPUs ==
+//            switch planes directly (GB200 NVL72 style)
+#include "model/catalog.hpp"
+#include "model/topology_spec.hpp"
+
+namespace topsim {
+
+/// One topology with every server's devices (ids prefixed "n<k>.", node = k) and links, then the
+/// fabric's switches (node -1) and links. Throws InputError at the cluster's place when the
+/// fabric cannot be built (no NICs to attach, no switch model for the NICs' ports, planes that
+/// do not divide the GPUs' NVLinks). The upper tiers of a fat-tree become one non-blocking core
+/// (exact for a non-blocking tree with balanced ECMP; oversubscription sits at the leaves).
+TopologySpec expand_cluster(const ClusterSpec& cluster, const TopologySpec& node, const Catalog& catalog);
+
+/// The NIC model a --nic value names: a NIC model, a network link model (the first NIC model
+/// whose ports speak it), or a short name (edr, hdr, hdr200, hdr100, ndr, ndr400, 25gbe, 100gbe,
+/// 200gbe, 400gbe). Throws UsageError listing what is known.
+std::string resolve_nic_model(const std::string& name, const Catalog& catalog);
+
+}  // namespace topsim
