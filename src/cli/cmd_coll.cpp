@@ -33,6 +33,7 @@ struct CollArgs {
   int channels = 0;
   bool explain = false;
   bool no_p2p = false;
+  bool no_gdr = false;
   std::string model = "flow";
   ScaleOut scale;
 };
@@ -180,6 +181,8 @@ void add_coll_command(CLI::App& app, Context& context) {
       ->default_val("flow");
   add_scale_out_options(*coll, args->scale);
   coll->add_flag("--no-p2p", args->no_p2p, "Peer access disabled: NCCL goes through host memory (NCCL_P2P_DISABLE=1)");
+  coll->add_flag("--no-gdr", args->no_gdr,
+                 "No GPUDirect RDMA: NIC traffic bounces through host memory (NCCL_NET_GDR_LEVEL=LOC)");
   coll->callback([args, &context]() {
     Topology t = context.topology(args->topology, args->scale);
     Format format = parse_format(args->format);
@@ -199,13 +202,13 @@ void add_coll_command(CLI::App& app, Context& context) {
         r.size_B = size;
         requests.push_back(r);
       }
-    Communicator comm(t, gpus_of(*args, t));
-    RouteOptions options;
-    options.peer_access = !args->no_p2p;
-    options.mode = TransferMode::sm;
+    RouteOptions routes;
+    routes.peer_access = !args->no_p2p;
+    routes.gpu_direct = !args->no_gdr;
+    Communicator comm(t, gpus_of(*args, t), routes);
     PlatformNeeds needs = comm.needs(requests);
     Simulator simulator;
-    PlatformRunner runner(simulator, simulator.add_platform(t, options, needs));
+    PlatformRunner runner(simulator, simulator.add_platform(t, comm.routes(), needs));
     std::vector<CollResult> results;
     for (const CollRequest& r : requests) results.push_back(comm.run(r, runner));
     context.out = format == Format::table ? table_text(results, t, comm, args->redop, args->explain)

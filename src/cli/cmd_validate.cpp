@@ -100,7 +100,7 @@ void add_validate_command(CLI::App& app, Context& context) {
       rows.insert(rows.end(), loaded.rows.begin(), loaded.rows.end());
       targets.insert(targets.end(), loaded.targets.begin(), loaded.targets.end());
     }
-    auto results = evaluate(rows, [&](const std::string& name) { return context.topology(name); });
+    auto results = evaluate(rows, [&](const std::string& name, const ScaleOut& scale) { return context.topology(name, scale); });
     auto target_results = check_targets(targets, results);
     if (args->format == "markdown") {
       context.out = results_table(results, true).to_markdown() + "\n" + summary_text(results, target_results);

@@ -10,14 +10,6 @@
 
 namespace topsim {
 
-/// What --nodes, --nic and --nics-per-node ask of a topology.
-struct ScaleOut {
-  int nodes = 0;            ///< 0: as the file says
-  std::string nic;          ///< "" keeps the NICs
-  int nics_per_node = 0;    ///< 0 keeps them all
-  bool any() const { return nodes > 0 || !nic.empty() || nics_per_node > 0; }
-};
-
 /// Adds --nodes, --nic and --nics-per-node to a subcommand.
 void add_scale_out_options(CLI::App& command, ScaleOut& scale);
 

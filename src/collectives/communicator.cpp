@@ -25,8 +25,7 @@ std::vector<int> checked(const Topology& topology, std::vector<int> gpus) {
   return gpus;
 }
 
-RouteOptions nccl_routes() {
-  RouteOptions options;
+RouteOptions nccl_routes(RouteOptions options) {
   options.mode = TransferMode::sm;
   return options;
 }
@@ -47,8 +46,8 @@ std::vector<Algo> algorithms_for(CollOp op) {
 
 }  // namespace
 
-Communicator::Communicator(const Topology& topology, std::vector<int> gpus)
-    : fabric_(topology, checked(topology, std::move(gpus)), nccl_routes()) {
+Communicator::Communicator(const Topology& topology, std::vector<int> gpus, RouteOptions routes)
+    : fabric_(topology, checked(topology, std::move(gpus)), nccl_routes(routes)) {
   // Servers joined only by a network run NCCL's hierarchical algorithms over NIC rails; GPUs
   // of one server, or of servers in one NVLink domain, run the single-domain ones.
   if (fabric_.nodes().size() > 1) {

@@ -63,9 +63,13 @@ struct RankHop {
 
 class Communicator {
  public:
-  /// `gpus`: topology GPU ordinals in rank order (at least one, no repeats). Searches the rings.
+  /// `gpus`: topology GPU ordinals in rank order (at least one, no repeats). Searches the rings
+  /// over the routes `routes` allows (peer access, GPUDirect; its mode is always SM).
   /// Keeps a reference to the topology, which must outlive the communicator.
-  Communicator(const Topology& topology, std::vector<int> gpus);
+  Communicator(const Topology& topology, std::vector<int> gpus, RouteOptions routes = {});
+
+  /// The route options the platform must be built with to run this communicator.
+  const RouteOptions& routes() const { return fabric_.options(); }
 
   int ranks() const { return fabric_.ranks(); }
   const RingSet& rings() const { return rings_; }
@@ -77,7 +81,7 @@ class Communicator {
   PlatformNeeds needs(const std::vector<CollRequest>& requests);
 
   /// Evaluates the allowed algorithm/protocol pairs on `runner` (a platform built with needs()
-  /// and RouteOptions{peer_access, TransferMode::sm}) and keeps the fastest.
+  /// and routes()) and keeps the fastest.
   CollResult run(const CollRequest& request, Runner& runner);
 
   /// Algorithms NCCL can run for an operation on these GPUs, and why one cannot ("" if it can).

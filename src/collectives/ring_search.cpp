@@ -21,8 +21,9 @@ int transport_rank(RouteKind kind) {
     case RouteKind::nvlink: return 0;
     case RouteKind::pcie_peer: return 1;
     case RouteKind::host_staged: return 2;
+    case RouteKind::network: return 3;
   }
-  return 3;
+  return 4;
 }
 
 // Depth-first search for one Hamiltonian cycle from rank 0 whose every resource still has room

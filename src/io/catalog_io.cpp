@@ -239,13 +239,13 @@ NcclModel read_nccl(const std::string& name, const Json& value, const SourceRef&
     expect_object(protocols, at);
     static const std::vector<std::string> known = {"ll", "ll128", "simple"};
     if (protocols.empty()) fail(at, "at least one protocol is needed; known: ll, ll128, simple");
-    for (const std::string& name : known) {
-      const Json* entry = protocols.contains(name) ? &protocols.at(name) : nullptr;
+    for (const std::string& proto_name : known) {
+      const Json* entry = protocols.contains(proto_name) ? &protocols.at(proto_name) : nullptr;
       if (entry == nullptr) continue;
-      ObjectReader p(*entry, at.at(name));
-      SourcedParameters::Prefix scope(params, "protocols." + name);
+      ObjectReader p(*entry, at.at(proto_name));
+      SourcedParameters::Prefix scope(params, "protocols." + proto_name);
       NcclProtocol proto;
-      proto.name = name;
+      proto.name = proto_name;
       proto.efficiency = p.number("efficiency", 0, 1, true);
       params.add("efficiency");
       proto.ring_base_s = params.quantity(p, "ring_base", Quantity::time);

@@ -14,4 +14,13 @@ const char* to_string(DeviceType type) {
   return "?";
 }
 
+std::string ScaleOut::text() const {
+  std::string out;
+  auto add = [&](const std::string& part) { out += (out.empty() ? "" : ", ") + part; };
+  if (nodes > 0) add(std::to_string(nodes) + " nodes");
+  if (!nic.empty()) add("NIC " + nic);
+  if (nics_per_node > 0) add(std::to_string(nics_per_node) + " NICs per node");
+  return out;
+}
+
 }  // namespace topsim

@@ -54,6 +54,16 @@ struct TopologySpec {
   int nodes = 1;                        ///< servers in this topology (a cluster has several)
 };
 
+/// What a user asks of a server or cluster for a what-if (--nodes, --nic, --nics-per-node).
+struct ScaleOut {
+  int nodes = 0;            ///< 0: as the file says
+  std::string nic;          ///< "" keeps the NICs
+  int nics_per_node = 0;    ///< 0 keeps them all
+  bool any() const { return nodes > 0 || !nic.empty() || nics_per_node > 0; }
+  /// "" when nothing is asked, else e.g. "x16, nic hdr100, 4 NICs per node".
+  std::string text() const;
+};
+
 /// A cluster file: servers of one kind, how many, and the fabric joining them.
 struct ClusterSpec {
   std::string file;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "model/source_ref.hpp"
+#include "model/topology_spec.hpp"
 
 namespace topsim {
 
@@ -25,6 +26,8 @@ struct ValidationRow {
   std::string dtype = "float";
   std::string algo;                ///< forced algorithm, "" for NCCL's choice
   std::string proto;               ///< forced protocol, "" for NCCL's choice
+  ScaleOut scale;                  ///< servers, NICs: replicate `topology` as `topsim coll --nodes` does
+  bool gpu_direct = true;          ///< false: NIC traffic through host memory (--no-gdr)
 
   double measured_low = 0;         ///< a single figure has low == high
   double measured_high = 0;

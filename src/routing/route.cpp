@@ -243,12 +243,13 @@ double nccl_nvlink_efficiency(const Topology& t, const Link& link) {
 
 // GPU to NIC of its server (or back, `reverse`): GPUDirect over the PCIe switches when they
 // join the two, else a bounce through host memory of the GPU's CPU.
-void gpu_nic_hops(const Topology& t, Vertex gpu, Vertex nic, bool reverse, std::vector<Hop>& hops) {
+void gpu_nic_hops(const Topology& t, Vertex gpu, Vertex nic, bool reverse, bool gpu_direct, std::vector<Hop>& hops) {
   auto fabric = [](const Device& d) { return d.type == DeviceType::pcie_switch; };
-  if (auto direct = shortest_path(t, reverse ? nic : gpu, reverse ? gpu : nic, pcie_only, fabric)) {
-    append_walk(t, reverse ? nic : gpu, *direct, hops);
-    return;
-  }
+  if (gpu_direct)
+    if (auto direct = shortest_path(t, reverse ? nic : gpu, reverse ? gpu : nic, pcie_only, fabric)) {
+      append_walk(t, reverse ? nic : gpu, *direct, hops);
+      return;
+    }
   Route bounce = host_route(t, reverse ? nic : gpu, reverse ? gpu : nic, false);
   hops.insert(hops.end(), bounce.path.hops.begin(), bounce.path.hops.end());
 }
@@ -295,9 +296,9 @@ Route find_route_via(const Topology& t, int src_gpu, int src_nic, int dst_nic, i
   route.kind = RouteKind::network;
   std::vector<Hop>& hops = route.path.hops;
   if (options.mode == TransferMode::sm) hops.push_back(device_hop(Hop::Kind::gpu_sm, src));
-  gpu_nic_hops(t, src, a, false, hops);
+  gpu_nic_hops(t, src, a, false, options.gpu_direct, hops);
   append_walk(t, a, network_path(t, a, b), hops);
-  gpu_nic_hops(t, dst, b, true, hops);
+  gpu_nic_hops(t, dst, b, true, options.gpu_direct, hops);
   if (options.mode == TransferMode::sm) hops.push_back(device_hop(Hop::Kind::gpu_sm, dst));
   return route;
 }

@@ -56,6 +56,9 @@ struct Route {
 
 struct RouteOptions {
   bool peer_access = true;  ///< false: every copy goes through host memory (P2P disabled)
+  /// false: NICs never read or write GPU memory directly; traffic bounces through the host
+  /// memory of the GPU's CPU (NCCL_NET_GDR_LEVEL=LOC, or no nvidia-peermem)
+  bool gpu_direct = true;
   TransferMode mode = TransferMode::raw;
 };
 

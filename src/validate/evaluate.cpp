@@ -35,21 +35,27 @@ CollRequest request_of(const ValidationRow& row) {
 }  // namespace
 
 std::vector<ValidationResult> evaluate(const std::vector<ValidationRow>& rows,
-                                       const std::function<Topology(const std::string&)>& load) {
+                                       const std::function<Topology(const std::string&, const ScaleOut&)>& load) {
+  // Topologies by name and scale-out request.
+  auto topology_key = [](const ValidationRow& row) { return row.topology + "|" + row.scale.text(); };
   std::map<std::string, std::unique_ptr<Topology>> topologies;
   for (const auto& row : rows)
-    if (!topologies.count(row.topology)) topologies[row.topology] = std::make_unique<Topology>(load(row.topology));
+    if (!topologies.count(topology_key(row))) try {
+        topologies[topology_key(row)] = std::make_unique<Topology>(load(row.topology, row.scale));
+      } catch (const UsageError& e) {  // the row asks what its topology cannot do
+        throw InputError(row.where.file, row.where.pointer, e.what());
+      }
 
   // Every platform first (SimGrid seals them at the first run): p2p copies per topology and
   // peer-access setting, collectives per topology and GPU set with what their rows need.
   Simulator simulator;
   std::map<std::pair<std::string, bool>, std::size_t> copy_platforms;
-  using CommKey = std::tuple<std::string, std::vector<int>, bool>;
+  using CommKey = std::tuple<std::string, std::vector<int>, bool, bool>;
   std::map<CommKey, std::unique_ptr<Communicator>> communicators;
   std::map<CommKey, std::vector<CollRequest>> requests;
   std::map<CommKey, std::size_t> coll_platforms;
   for (const auto& row : rows) {
-    const Topology& t = *topologies[row.topology];
+    const Topology& t = *topologies[topology_key(row)];
     if (row.kind == "p2p") {
       check_gpu(row, t, row.src, "src");
       check_gpu(row, t, row.dst, "dst");
@@ -61,21 +67,20 @@ std::vector<ValidationResult> evaluate(const std::vector<ValidationRow>& rows,
       }
     } else {
       for (int g : row.gpus) check_gpu(row, t, g, "gpus");
-      CommKey key{row.topology, row.gpus, row.peer_access};
-      if (!communicators.count(key)) communicators[key] = std::make_unique<Communicator>(t, row.gpus);
+      CommKey key{topology_key(row), row.gpus, row.peer_access, row.gpu_direct};
+      RouteOptions routes;
+      routes.peer_access = row.peer_access;
+      routes.gpu_direct = row.gpu_direct;
+      if (!communicators.count(key)) communicators[key] = std::make_unique<Communicator>(t, row.gpus, routes);
       requests[key].push_back(request_of(row));
     }
   }
-  for (auto& [key, comm] : communicators) {
-    RouteOptions options;
-    options.peer_access = std::get<2>(key);
-    options.mode = TransferMode::sm;
-    coll_platforms[key] = simulator.add_platform(*topologies[std::get<0>(key)], options, comm->needs(requests[key]));
-  }
+  for (auto& [key, comm] : communicators)
+    coll_platforms[key] = simulator.add_platform(*topologies[std::get<0>(key)], comm->routes(), comm->needs(requests[key]));
 
   std::vector<ValidationResult> results;
   for (const auto& row : rows) {
-    const Topology& t = *topologies[row.topology];
+    const Topology& t = *topologies[topology_key(row)];
     ValidationResult result;
     result.row = row;
     if (row.kind == "p2p") {
@@ -91,7 +96,7 @@ std::vector<ValidationResult> evaluate(const std::vector<ValidationRow>& rows,
         result.predicted = (row.metric == "uni_GBps" ? point.uni_Bps : point.bi_Bps) / 1e9;
       }
     } else {
-      CommKey key{row.topology, row.gpus, row.peer_access};
+      CommKey key{topology_key(row), row.gpus, row.peer_access, row.gpu_direct};
       PlatformRunner runner(simulator, coll_platforms[key]);
       CollResult r = communicators[key]->run(request_of(row), runner);
       result.predicted = row.metric == "busbw_GBps" ? r.busbw_Bps / 1e9 : r.time_s * 1e6;

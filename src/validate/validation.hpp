@@ -41,9 +41,10 @@ std::vector<TargetResult> check_targets(const std::vector<ValidationTarget>& tar
 
 class Topology;
 
-/// Predicts every row with the engine. `load` turns a row's topology name into a topology; all
-/// platforms are built up front in one Simulator (SimGrid seals the platform at the first run).
+/// Predicts every row with the engine. `load` turns a row's topology name and scale-out request
+/// into a topology; all platforms are built up front in one Simulator (SimGrid seals the
+/// platform at the first run).
 std::vector<ValidationResult> evaluate(const std::vector<ValidationRow>& rows,
-                                       const std::function<Topology(const std::string&)>& load);
+                                       const std::function<Topology(const std::string&, const ScaleOut&)>& load);
 
 }  // namespace topsim
