@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <numeric>
 
+#include "cli/coll_common.hpp"
 #include "cli/common.hpp"
 #include "collectives/communicator.hpp"
 #include "engine/simulator.hpp"
@@ -26,14 +27,10 @@ struct CollArgs {
   std::string step;
   int gpus = 0;
   std::string devices;
-  std::string dtype = "float";
   std::string redop = "sum";
   int root = 0;
-  std::string algo, proto;
-  int channels = 0;
+  RequestArgs request;
   bool explain = false;
-  bool no_p2p = false;
-  bool no_gdr = false;
   std::string model = "flow";
   ScaleOut scale;
 };
@@ -87,18 +84,14 @@ std::string candidates_text(const CollResult& r) {
 
 std::string table_text(const std::vector<CollResult>& results, const Topology& t, const Communicator& comm,
                        const std::string& redop, bool explain) {
-  std::string gpus;
-  for (int g : comm.fabric().gpus()) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
-  std::string out = "# topsim coll: predicted NCCL on " + t.name() + ", " + std::to_string(comm.ranks()) + " GPUs (" +
-                    gpus + "), " + std::to_string(comm.rings().rings()) + " rings over " +
-                    std::to_string(comm.rings().orders.size()) + " orders at " +
-                    fixed(comm.rings().speed_Bps / kGB, 2) + " GB/s each\n";
+  std::string out = "# topsim coll: predicted NCCL on " + t.name() + ", " + communicator_text(comm) + "\n";
+  int nodes = static_cast<int>(comm.fabric().nodes().size());
   CollOp current = results.front().op;
   double busbw_sum = 0;
   int rows = 0;
   auto header = [&](CollOp op) {
     out += "#\n# " + std::string(to_string(op)) + "\n";
-    out += "#       size         count      type   redop    root     time   algbw   busbw  algo    proto   channels\n";
+    out += "#       size         count      type   redop    root     time   algbw   busbw  algo    proto   channels  nodes  bound\n";
     out += "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)\n";
   };
   header(current);
@@ -108,10 +101,10 @@ std::string table_text(const std::vector<CollResult>& results, const Topology& t
       header(current);
     }
     char line[256];
-    std::snprintf(line, sizeof line, "%12.0f  %12lld  %8s  %6s  %6d  %s  %6.2f  %6.2f  %-6s  %-6s  %8d\n", r.size.size_B,
-                  r.size.count, r.dtype.name.c_str(), is_reduction(r.op) ? redop.c_str() : "none", r.root,
-                  nccl_time(r.time_s / kUs).c_str(), r.algbw_Bps / kGB, r.busbw_Bps / kGB, to_string(r.algo),
-                  to_string(r.proto), r.channels);
+    std::snprintf(line, sizeof line, "%12.0f  %12lld  %8s  %6s  %6d  %s  %6.2f  %6.2f  %-6s  %-6s  %8d  %5d  %s\n",
+                  r.size.size_B, r.size.count, r.dtype.name.c_str(), is_reduction(r.op) ? redop.c_str() : "none",
+                  r.root, nccl_time(r.time_s / kUs).c_str(), r.algbw_Bps / kGB, r.busbw_Bps / kGB, to_string(r.algo),
+                  to_string(r.proto), r.channels, nodes, r.bound_class.c_str());
     out += line;
     if (explain) out += "#   " + candidates_text(r) + "\n#   bound by: " + r.bound + "\n";
     busbw_sum += r.busbw_Bps;
@@ -124,8 +117,9 @@ std::string table_text(const std::vector<CollResult>& results, const Topology& t
 Table rows_table(const std::vector<CollResult>& results, const Communicator& comm, const std::string& redop,
                  bool explain) {
   std::vector<Column> columns = {{"op"},       {"size_B", 0},     {"count"},          {"dtype"},  {"redop"},
-                                 {"root"},     {"gpus"},          {"algo"},           {"proto"},  {"channels"},
-                                 {"time_us", 3}, {"algbw_GBps", 3}, {"busbw_GBps", 3}, {"bound"}};
+                                 {"root"},     {"gpus"},          {"nodes"},          {"algo"},   {"proto"},
+                                 {"channels"}, {"time_us", 3},    {"algbw_GBps", 3},  {"busbw_GBps", 3},
+                                 {"bound"},    {"bound_detail"}};
   if (explain) columns.push_back({"candidates"});
   Table table(columns);
   for (const CollResult& r : results) {
@@ -136,12 +130,14 @@ Table rows_table(const std::vector<CollResult>& results, const Communicator& com
                              std::string(is_reduction(r.op) ? redop : "none"),
                              static_cast<long long>(r.root),
                              static_cast<long long>(comm.ranks()),
+                             static_cast<long long>(comm.fabric().nodes().size()),
                              std::string(to_string(r.algo)),
                              std::string(to_string(r.proto)),
                              static_cast<long long>(r.channels),
                              r.time_s / kUs,
                              r.algbw_Bps / kGB,
                              r.busbw_Bps / kGB,
+                             r.bound_class,
                              r.bound};
     if (explain) row.push_back(candidates_text(r));
     table.add_row(row);
@@ -165,34 +161,23 @@ void add_coll_command(CLI::App& app, Context& context) {
   coll->add_option("-i,--stepbytes", args->step, "Size increment between points (instead of -f)")->excludes(factor);
   auto* g = coll->add_option("-g,--ngpus", args->gpus, "Use the first N GPUs (default: all)");
   coll->add_option("--devices", args->devices, "Use these GPUs, in rank order: 0,1,2,3")->excludes(g);
-  coll->add_option("-d,--datatype", args->dtype, "float, half, bfloat16, double, int8, ... (nccl-tests names)")
-      ->default_val("float");
   coll->add_option("--redop", args->redop, "Reduction printed for reducing operations")
       ->check(CLI::IsMember({"sum", "prod", "min", "max", "avg"}))
       ->default_val("sum");
   coll->add_option("-r,--root", args->root, "Root rank of broadcast and reduce")->default_val(0);
-  coll->add_option("--algo", args->algo, "Force an algorithm: ring, tree, nvls, direct");
-  coll->add_option("--proto", args->proto, "Force a protocol: ll, ll128, simple");
-  coll->add_option("--channels", args->channels, "Force a channel count (two per ring)")->check(CLI::Range(1, 64));
   coll->add_flag("--explain", args->explain, "For each size: every algorithm/protocol considered and what bounds the choice");
   coll->add_option("--model", args->model,
                    "flow: one long-lived flow per ring (fast at any scale); steps: every pipeline step simulated (reference)")
       ->check(CLI::IsMember({"flow", "steps"}))
       ->default_val("flow");
+  add_request_options(*coll, args->request);
   add_scale_out_options(*coll, args->scale);
-  coll->add_flag("--no-p2p", args->no_p2p, "Peer access disabled: NCCL goes through host memory (NCCL_P2P_DISABLE=1)");
-  coll->add_flag("--no-gdr", args->no_gdr,
-                 "No GPUDirect RDMA: NIC traffic bounces through host memory (NCCL_NET_GDR_LEVEL=LOC)");
   coll->callback([args, &context]() {
     Topology t = context.topology(args->topology, args->scale);
     Format format = parse_format(args->format);
     std::vector<CollOp> ops = args->op == "all" ? all_ops() : std::vector<CollOp>{parse_op(args->op)};
-    CollRequest base;
-    base.dtype = parse_dtype(args->dtype);
+    CollRequest base = request_of(args->request, CollOp::allreduce);
     base.root = args->root;
-    if (!args->algo.empty()) base.algo = parse_algo(args->algo);
-    if (!args->proto.empty()) base.proto = parse_proto(args->proto);
-    if (args->channels > 0) base.channels = args->channels;
     base.model = args->model == "steps" ? CollModel::steps : CollModel::flow;
     std::vector<CollRequest> requests;
     for (CollOp op : ops)
@@ -202,10 +187,7 @@ void add_coll_command(CLI::App& app, Context& context) {
         r.size_B = size;
         requests.push_back(r);
       }
-    RouteOptions routes;
-    routes.peer_access = !args->no_p2p;
-    routes.gpu_direct = !args->no_gdr;
-    Communicator comm(t, gpus_of(*args, t), routes);
+    Communicator comm(t, gpus_of(*args, t), routes_of(args->request));
     PlatformNeeds needs = comm.needs(requests);
     Simulator simulator;
     PlatformRunner runner(simulator, simulator.add_platform(t, comm.routes(), needs));

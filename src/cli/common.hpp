@@ -37,6 +37,7 @@ void add_format_option(CLI::App& command, std::string& format);
 void add_topo_command(CLI::App& app, Context& context);
 void add_p2p_command(CLI::App& app, Context& context);
 void add_coll_command(CLI::App& app, Context& context);
+void add_scale_command(CLI::App& app, Context& context);
 void add_validate_command(CLI::App& app, Context& context);
 
 }  // namespace topsim

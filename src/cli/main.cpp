@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   topsim::add_topo_command(app, context);
   topsim::add_p2p_command(app, context);
   topsim::add_coll_command(app, context);
+  topsim::add_scale_command(app, context);
   topsim::add_validate_command(app, context);
 
   try {

@@ -165,9 +165,12 @@ PlatformNeeds Communicator::needs(const std::vector<CollRequest>& requests) {
   return needs_;
 }
 
-std::string Communicator::bound_of(const Plan& plan, const std::vector<OpTiming>& timings, const NcclProtocol& proto,
-                                   double time_s) {
-  if (plan.flows.empty() || plan.latency_s >= time_s / 2) return "latency";
+void Communicator::bound_of(const Plan& plan, const std::vector<OpTiming>& timings, const NcclProtocol& proto,
+                            double time_s, CollResult& result) {
+  if (plan.flows.empty() || plan.latency_s >= time_s / 2) {
+    result.bound = result.bound_class = "latency";
+    return;
+  }
   for (const Flow& f : plan.flows)  // route every hop first: routing may add resources
     for (const RankHop& h : f.arcs) fabric_.arc(h.from, h.to, h.rail);
   std::vector<double> load(fabric_.resources(), 0.0);
@@ -183,8 +186,13 @@ std::string Communicator::bound_of(const Plan& plan, const std::vector<OpTiming>
   for (int r = 1; r < fabric_.resources(); ++r)
     if (load[r] / fabric_.capacity_Bps(r) > load[busiest] / fabric_.capacity_Bps(busiest)) busiest = r;
   double use = load[busiest] / fabric_.capacity_Bps(busiest);
-  if (use < 0.9) return "channels (" + fixed(100 * use, 0) + "% of " + fabric_.resource_name(busiest) + ")";
-  return fabric_.resource_name(busiest) + " (" + fixed(100 * std::min(use, 1.0), 0) + "%)";
+  if (use < 0.9) {
+    result.bound = "channels (" + fixed(100 * use, 0) + "% of " + fabric_.resource_name(busiest) + ")";
+    result.bound_class = "channels";
+    return;
+  }
+  result.bound = fabric_.resource_name(busiest) + " (" + fixed(100 * std::min(use, 1.0), 0) + "%)";
+  result.bound_class = fabric_.resource_class(busiest);
 }
 
 CollResult Communicator::run(const CollRequest& request, Runner& runner) {
@@ -251,7 +259,8 @@ CollResult Communicator::run(const CollRequest& request, Runner& runner) {
         result.proto = c.proto;
         result.channels = p.channels;
         result.time_s = time;
-        result.bound = steps ? std::string("(per-step model)") : bound_of(p, timings, *proto, time);
+        if (steps) result.bound = result.bound_class = "per-step model";
+        else bound_of(p, timings, *proto, time, result);
       }
     }
   }

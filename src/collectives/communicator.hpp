@@ -52,6 +52,10 @@ struct CollResult {
   double busbw_Bps = 0;
   std::vector<Candidate> candidates;  ///< everything evaluated, chosen one included
   std::string bound;                  ///< what limits the chosen plan: the busiest resource, or latency
+  /// The class of that limit: a link class (nvlink, pcie, network, ...), a device limit (gpu,
+  /// memory, nvswitch, ...), "latency" (fixed terms are half the time or more) or "channels"
+  /// (no resource above 90% busy: the rings or trees do not cover the links' capacity).
+  std::string bound_class;
 };
 
 /// One hop of a collective between ranks; across servers through NIC index `rail` of each.
@@ -126,8 +130,9 @@ class Communicator {
   /// Step-by-step runs need GPU-pair routes, which the engine builds up to this many GPUs.
   static constexpr int kMaxStepRanks = 4096;
   double step_cost_s(const NcclProtocol& proto, const std::vector<RankHop>& arcs) const;
-  std::string bound_of(const Plan& plan, const std::vector<OpTiming>& timings, const NcclProtocol& proto,
-                       double time_s);
+  /// Sets result.bound and result.bound_class for a plan's simulated timings.
+  void bound_of(const Plan& plan, const std::vector<OpTiming>& timings, const NcclProtocol& proto, double time_s,
+                CollResult& result);
   int ring_subset(std::optional<int> channels, std::vector<int>& multiplicity) const;
 
   Fabric fabric_;

@@ -7,6 +7,26 @@
 
 namespace topsim {
 
+namespace {
+
+std::string hop_class(const Topology& t, const Hop& hop) {
+  switch (hop.kind) {
+    case Hop::Kind::link: return to_string(t.link(hop.links.front().link).kind);
+    case Hop::Kind::crossbar: {
+      DeviceType type = t.device(hop.devices.front()).type;
+      if (type == DeviceType::network_switch) return "network";
+      return type == DeviceType::pcie_switch ? "pcie" : to_string(type);
+    }
+    case Hop::Kind::host_memory: return "memory";
+    case Hop::Kind::copy_engine: return "copy-engine";
+    case Hop::Kind::staging: return "staging";
+    case Hop::Kind::gpu_sm: return "gpu";
+  }
+  return "?";
+}
+
+}  // namespace
+
 Fabric::Fabric(const Topology& topology, std::vector<int> gpus, RouteOptions options)
     : topology_(topology), gpus_(std::move(gpus)), options_(options) {
   for (int g : gpus_) {
@@ -63,6 +83,7 @@ const Fabric::Arc& Fabric::arc(int from_rank, int to_rank, int rail) const {
       Path single;
       single.hops.push_back(hop);
       names_.push_back(describe(topology_, single));
+      classes_.push_back(hop_class(topology_, hop));
     } else {
       id = found->second;
     }

@@ -43,6 +43,9 @@ class Fabric {
   int resources() const { return static_cast<int>(capacity_.size()); }
   double capacity_Bps(int resource) const { return capacity_.at(static_cast<std::size_t>(resource)); }
   const std::string& resource_name(int resource) const { return names_.at(static_cast<std::size_t>(resource)); }
+  /// The class of a resource, as `coll` reports bounds: nvlink, pcie, socket, numa, network
+  /// (links); nvswitch, cpu, network (switch cores); memory, copy-engine, staging, gpu.
+  const std::string& resource_class(int resource) const { return classes_.at(static_cast<std::size_t>(resource)); }
 
   /// Capacity of one NVLink of the first GPU's generation under NCCL (the natural ring speed
   /// NCCL searches with), or 0 when the GPUs have no NVLink.
@@ -58,6 +61,7 @@ class Fabric {
   mutable std::map<std::pair<int, std::vector<std::size_t>>, int> ids_;
   mutable std::vector<double> capacity_;
   mutable std::vector<std::string> names_;
+  mutable std::vector<std::string> classes_;
 };
 
 }  // namespace topsim

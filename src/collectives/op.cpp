@@ -127,4 +127,18 @@ CollSize nccl_tests_size(CollOp op, double requested_B, const DataType& type, in
   return size;
 }
 
+double pipelined_B(double bytes, double channel_B, double chunk_B, double hops) {
+  double chunks = std::max(1.0, std::ceil(channel_B / chunk_B));
+  return bytes * (hops + chunks - 1) / chunks;
+}
+
+double tree_chunk_B(double step_B, double channel_B, int depth) {
+  // NCCL's thresholds: (chunks per level wanted, smallest chunk it halves down to).
+  constexpr std::pair<double, double> kHalving[] = {{8, 131072}, {4, 65536}, {1, 32768}};
+  double chunk = step_B;
+  for (const auto& [per_level, smallest] : kHalving)
+    while (channel_B / chunk < per_level * depth && chunk > smallest) chunk /= 2;
+  return chunk;
+}
+
 }  // namespace topsim

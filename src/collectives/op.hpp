@@ -44,4 +44,15 @@ struct CollSize {
 };
 CollSize nccl_tests_size(CollOp op, double requested_B, const DataType& type, int ranks);
 
+/// Bytes to charge a pipeline of `hops` stages so that one flow over all of them takes as long
+/// as the pipeline: `bytes` cross in ceil(channel_B / chunk_B) chunks per channel, and the last
+/// stage starts once the first chunk has crossed the others, (hops + chunks - 1) / chunks.
+double pipelined_B(double bytes, double channel_B, double chunk_B, double hops);
+
+/// The chunk NCCL's Simple tree moves: the protocol step, halved while a channel has fewer than
+/// 8 chunks per tree level (down to 128 KiB), 4 (64 KiB), 1 (32 KiB), so that deep trees fill
+/// (NVIDIA/nccl src/enqueue.cc, chunk size tuning for ncclPatternTreeUpDown). `depth`: ranks
+/// from a leaf to the root.
+double tree_chunk_B(double step_B, double channel_B, int depth);
+
 }  // namespace topsim

@@ -163,11 +163,6 @@ Communicator::Plan Communicator::plan_network(const CollRequest& request, CollSi
     f.arcs = arcs;
     plan.flows.push_back(std::move(f));
   };
-  // A pipeline of `hops` stages streaming `bytes` in chunks of the protocol's step.
-  auto filled = [&](double bytes, int hops) {
-    double chunks = std::max(1.0, std::ceil(bytes / 2 / proto.chunk_B));
-    return bytes * (hops + chunks - 1) / chunks;
-  };
   std::string tag = "/" + std::to_string(rails) + "/";
   if (algo == Algo::ring && (request.op == CollOp::broadcast || request.op == CollOp::reduce)) {
     for (int r = 0; r < rails; ++r) {
@@ -178,7 +173,7 @@ Communicator::Plan Communicator::plan_network(const CollRequest& request, CollSi
       add(composite("net-chain/" + std::string(to_string(request.op)) + "/" + std::to_string(request.root) + tag +
                         std::to_string(r),
                     chain, std::nullopt),
-          filled(S / rails, n - 1), chain);
+          pipelined_B(S / rails, S / (2.0 * rails), proto.chunk_B, n - 1), chain);
     }
     plan.latency_s = proto.ring_base_s + (n - 1) * ((double(m) / n) * net + (1 - double(m) / n) * intra);
   } else if (algo == Algo::ring) {
@@ -194,6 +189,8 @@ Communicator::Plan Communicator::plan_network(const CollRequest& request, CollSi
     // one is inner in the other; each carries half the bytes of every rail. Inside a server the
     // data runs the rail's chain to its head (the GPU nearest the NIC).
     int height = static_cast<int>(std::floor(std::log2(std::max(1, m))));
+    double channel_B = S / (2.0 * rails);  // two channels per rail, one per tree
+    double chunk = proto.name == "simple" ? tree_chunk_B(proto.chunk_B, channel_B, g - 1 + height) : proto.chunk_B;
     for (int r = 0; r < rails; ++r) {
       const std::vector<int>& chain = rails_[static_cast<std::size_t>(r)].chain;
       for (int tree = 0; tree < 2; ++tree) {
@@ -210,7 +207,7 @@ Communicator::Plan Communicator::plan_network(const CollRequest& request, CollSi
         std::vector<RankHop> down;
         for (auto it = up.rbegin(); it != up.rend(); ++it) down.push_back(RankHop{it->to, it->from, it->rail});
         std::string key = tag + std::to_string(r) + "/" + std::to_string(tree);
-        double bytes = filled(S / (2.0 * rails), 2 * (g - 1 + height));
+        double bytes = pipelined_B(channel_B, channel_B, chunk, 2 * (g - 1 + height));
         add(composite("net-tree-up" + key, up, std::nullopt), bytes, up);
         add(composite("net-tree-down" + key, down, std::nullopt), bytes, down);
       }

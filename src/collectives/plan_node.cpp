@@ -46,10 +46,9 @@ Communicator::Plan Communicator::plan(const CollRequest& request, CollSize size,
     double share = double(mult[k]) / rings;
     double cap = rings_.speed_Bps * mult[k];
     std::string tag = std::to_string(k) + "/" + std::to_string(mult[k]);
-    // A chain is a pipeline: its last hop starts once the first chunk has crossed the others.
-    // Each of the group's 2 x mult channels streams its part in chunks of the protocol's step.
-    double chunks = std::max(1.0, std::ceil(S * share / (2 * mult[k]) / proto.chunk_B));
-    auto filled = [&](double hops) { return S * share * (hops + chunks - 1) / chunks; };
+    // Chains are pipelines; each of the group's 2 x mult channels streams its part in chunks.
+    double channel_B = S * share / (2 * mult[k]);
+    double tree_chunk = proto.name == "simple" ? tree_chunk_B(proto.chunk_B, channel_B, n - 1) : proto.chunk_B;
     if (algo == Algo::ring && (request.op == CollOp::broadcast || request.op == CollOp::reduce)) {
       // A chain from the root (broadcast) or to it (reduce), along the ring.
       auto at = std::find(order.begin(), order.end(), request.root) - order.begin();
@@ -60,7 +59,7 @@ Communicator::Plan Communicator::plan(const CollRequest& request, CollSize size,
       note(hops);
       add(composite("chain/" + std::string(to_string(request.op)) + "/" + std::to_string(request.root) + "/" + tag, hops,
                     cap),
-          filled(n - 1), hops);
+          pipelined_B(S * share, channel_B, proto.chunk_B, n - 1), hops);
       steps = n - 1;
     } else if (algo == Algo::ring) {
       auto hops = rank_order_hops(order, true);
@@ -75,8 +74,9 @@ Communicator::Plan Communicator::plan(const CollRequest& request, CollSize size,
       for (auto it = down.rbegin(); it != down.rend(); ++it) up.push_back(RankHop{it->to, it->from, -1});
       note(down);
       // The broadcast down the chain trails the reduction up it by the chain's length.
-      add(composite("tree-down/" + tag, down, cap), filled(2 * (n - 1)), down);
-      add(composite("tree-up/" + tag, up, cap), filled(2 * (n - 1)), up);
+      double bytes = pipelined_B(S * share, channel_B, tree_chunk, 2 * (n - 1));
+      add(composite("tree-down/" + tag, down, cap), bytes, down);
+      add(composite("tree-up/" + tag, up, cap), bytes, up);
       steps = 2 * (n - 1);
       base = proto.tree_base_s;
     }

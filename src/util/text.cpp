@@ -91,14 +91,38 @@ std::vector<int> parse_int_list(std::string_view text) {
     std::size_t end = text.find(',', start);
     if (end == std::string_view::npos) end = text.size();
     std::string_view item = text.substr(start, end - start);
-    int value = 0;
-    auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
-    if (item.empty() || ec != std::errc() || ptr != item.data() + item.size())
-      throw ParseError("'" + std::string(item) + "' is not an integer (expected a list like 0,1,2)");
-    values.push_back(value);
+    auto integer = [&](std::string_view digits) {
+      int value = 0;
+      auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+      if (digits.empty() || ec != std::errc() || ptr != digits.data() + digits.size())
+        throw ParseError("'" + std::string(item) + "' is not an integer or a range (expected a list like 0,1,2 or 0-3)");
+      return value;
+    };
+    std::size_t dash = item.find('-', 1);
+    if (dash == std::string_view::npos) {
+      values.push_back(integer(item));
+    } else {
+      int first = integer(item.substr(0, dash)), last = integer(item.substr(dash + 1));
+      if (last < first) throw ParseError("'" + std::string(item) + "' is an empty range (write low-high)");
+      if (static_cast<long long>(last) - first >= (1 << 20)) throw ParseError("'" + std::string(item) + "' is too long a range");
+      for (int v = first; v <= last; ++v) values.push_back(v);
+    }
     start = end + 1;
   }
   return values;
+}
+
+std::string int_ranges(const std::vector<int>& values) {
+  std::string out;
+  for (std::size_t i = 0; i < values.size();) {
+    std::size_t j = i;
+    while (j + 1 < values.size() && values[j + 1] == values[j] + 1) ++j;
+    if (!out.empty()) out += ",";
+    out += std::to_string(values[i]);
+    if (j > i) out += (j == i + 1 ? "," : "-") + std::to_string(values[j]);
+    i = j + 1;
+  }
+  return out;
 }
 
 }  // namespace topsim

@@ -24,7 +24,11 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
 std::string unknown_name_message(std::string_view what, std::string_view name,
                                  const std::vector<std::string>& known);
 
-/// "1.2.3" style integer list parsing for --devices; throws ParseError naming the bad element.
+/// "0,1,2" or "0-3,8-11" (ascending ranges, inclusive) for --devices and --nodes; throws
+/// ParseError naming the bad element.
 std::vector<int> parse_int_list(std::string_view text);
+
+/// The inverse: runs of consecutive ascending values as ranges, "0-7" or "0,2,4-6".
+std::string int_ranges(const std::vector<int>& values);
 
 }  // namespace topsim

@@ -27,8 +27,14 @@ TEST_CASE("text: fixed precision never prints negative zero") {
 
 TEST_CASE("text: integer lists") {
   CHECK(parse_int_list("0,1,2,3,4") == std::vector<int>{0, 1, 2, 3, 4});
-  CHECK_THROWS_WITH(parse_int_list("0,x"), "'x' is not an integer (expected a list like 0,1,2)");
-  CHECK_THROWS_WITH(parse_int_list("0,,1"), "'' is not an integer (expected a list like 0,1,2)");
+  CHECK(parse_int_list("0-3,8,10-11") == std::vector<int>{0, 1, 2, 3, 8, 10, 11});
+  CHECK_THROWS_WITH(parse_int_list("0,x"), "'x' is not an integer or a range (expected a list like 0,1,2 or 0-3)");
+  CHECK_THROWS_WITH(parse_int_list("0,,1"), "'' is not an integer or a range (expected a list like 0,1,2 or 0-3)");
+  CHECK_THROWS_WITH(parse_int_list("4-2"), "'4-2' is an empty range (write low-high)");
+  CHECK(int_ranges({0, 1, 2, 3, 4, 5, 6, 7}) == "0-7");
+  CHECK(int_ranges({0, 1, 3, 5, 6, 7}) == "0,1,3,5-7");
+  CHECK(int_ranges({3, 2, 1}) == "3,2,1");
+  CHECK(int_ranges({}).empty());
 }
 
 TEST_CASE("text: input errors read file:pointer: message") {

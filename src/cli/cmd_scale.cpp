@@ -1,0 +1,123 @@
+// topsim scale: one collective against the number of servers, the scaling curve a capacity
+// planner asks for. Every cluster size is built up front into one Simulator (SimGrid seals its
+// platform at the first run), then each runs its request.
+#include <memory>
+
+#include "cli/coll_common.hpp"
+#include "cli/common.hpp"
+#include "engine/simulator.hpp"
+#include "util/error.hpp"
+#include "util/text.hpp"
+
+namespace topsim {
+
+namespace {
+
+constexpr double kGB = 1e9;
+constexpr double kUs = 1e-6;
+
+struct ScaleArgs {
+  std::string topology;
+  std::string format;
+  std::string op = "allreduce";
+  std::string size = "1G";
+  std::string nodes = "1,2,4,8,16,32,64,128";
+  std::string nic;
+  int nics_per_node = 0;
+  RequestArgs request;
+};
+
+std::vector<int> node_counts(const std::string& text) {
+  std::vector<int> counts;
+  try {
+    counts = parse_int_list(text);
+  } catch (const ParseError& e) {
+    throw UsageError(std::string("--nodes: ") + e.what());
+  }
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    if (counts[i] < 1) throw UsageError("--nodes: " + std::to_string(counts[i]) + " is not a server count (1 or more)");
+    if (i > 0 && counts[i] <= counts[i - 1])
+      throw UsageError("--nodes: counts must rise (" + std::to_string(counts[i - 1]) + " then " +
+                       std::to_string(counts[i]) + ")");
+  }
+  return counts;
+}
+
+struct Point {
+  std::unique_ptr<Topology> topology;
+  std::unique_ptr<Communicator> comm;
+  std::size_t platform = 0;
+};
+
+}  // namespace
+
+void add_scale_command(CLI::App& app, Context& context) {
+  CLI::App* scale = app.add_subcommand("scale", "One collective against the number of servers: busbw, time, efficiency");
+  auto args = std::make_shared<ScaleArgs>();
+  scale->add_option("topology", args->topology, "Server topology (with a default fabric) or cluster file")->required();
+  add_format_option(*scale, args->format);
+  scale->add_option("-o,--op", args->op, "allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv")
+      ->default_val("allreduce");
+  scale->add_option("-b,--size", args->size, "Message size (nccl-tests style: 1G, 256M)")->default_val("1G");
+  scale->add_option("--nodes", args->nodes, "Server counts, rising: 1,2,4,8 or 1-4,8")->default_val("1,2,4,8,16,32,64,128");
+  scale->add_option("--nic", args->nic, "Replace every NIC: a NIC model or a port type (edr, hdr200, hdr100, ndr, 100gbe)");
+  scale->add_option("--nics-per-node", args->nics_per_node, "Use only the first K NICs of each server")
+      ->check(CLI::Range(1, 64));
+  add_request_options(*scale, args->request);
+  scale->callback([args, &context]() {
+    Format format = parse_format(args->format);
+    CollRequest request = request_of(args->request, parse_op(args->op));
+    request.size_B = size_option(args->size, "-b");
+    std::vector<int> counts = node_counts(args->nodes);
+
+    Simulator simulator;
+    std::vector<Point> points;
+    for (int nodes : counts) {
+      ScaleOut scale_out;
+      scale_out.nodes = nodes;
+      scale_out.nic = args->nic;
+      scale_out.nics_per_node = args->nics_per_node;
+      Point p;
+      p.topology = std::make_unique<Topology>(context.topology(args->topology, scale_out));
+      std::vector<int> gpus(static_cast<std::size_t>(p.topology->gpu_count()));
+      for (int g = 0; g < p.topology->gpu_count(); ++g) gpus[static_cast<std::size_t>(g)] = g;
+      p.comm = std::make_unique<Communicator>(*p.topology, gpus, routes_of(args->request));
+      p.platform = simulator.add_platform(*p.topology, p.comm->routes(), p.comm->needs({request}));
+      points.push_back(std::move(p));
+    }
+
+    Table table({{"nodes"},
+                 {"gpus"},
+                 {"algo"},
+                 {"proto"},
+                 {"channels"},
+                 {"time_us", 1},
+                 {"algbw_GBps", 2},
+                 {"busbw_GBps", 2},
+                 {"efficiency", 3},
+                 {"bound"},
+                 {"bound_detail"}});
+    double first_busbw = 0;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      PlatformRunner runner(simulator, points[i].platform);
+      CollResult r = points[i].comm->run(request, runner);
+      if (i == 0) first_busbw = r.busbw_Bps;
+      table.add_row({static_cast<long long>(counts[i]), static_cast<long long>(points[i].comm->ranks()),
+                     std::string(to_string(r.algo)), std::string(to_string(r.proto)),
+                     static_cast<long long>(r.channels), r.time_s / kUs, r.algbw_Bps / kGB, r.busbw_Bps / kGB,
+                     first_busbw > 0 ? r.busbw_Bps / first_busbw : 0.0, r.bound_class, r.bound});
+    }
+    if (format != Format::table) {
+      context.out = table.render(format);
+      return;
+    }
+    const Point& last = points.back();
+    context.out = "# topsim scale: " + std::string(to_string(request.op)) + " of " + args->size + " (" +
+                  request.dtype.name + ") on " + last.topology->name() + "\n# largest: " +
+                  communicator_text(*last.comm) + "\n# efficiency: busbw against the first count's (" +
+                  std::to_string(counts.front()) + (counts.front() == 1 ? " server" : " servers") + ")\n" +
+                  table.to_text();
+  });
+}
+
+}  // namespace topsim
