@@ -2,6 +2,7 @@
 //   topsim_bench sweep8      DGX A100, 8 GPUs, every operation, 8 B .. 8 GiB by factor 2
 //   topsim_bench ring N      1 GiB ring allreduce on N H100 on one flat switch (flow model)
 //   topsim_bench steps N     the same with the per-step reference model
+//   topsim_bench nodes N     1 GiB ring allreduce (Simple) on N DGX A100 on their HDR rail fabric
 // Each prints what it simulated, the predicted figure, wall-clock seconds split into setup and
 // simulation, and the process's peak resident memory. Run each case as its own process (one
 // SimGrid engine per process); time whole runs with a benchmark tool for medians.
@@ -15,6 +16,7 @@
 #include "collectives/communicator.hpp"
 #include "engine/simulator.hpp"
 #include "io/io.hpp"
+#include "topology/cluster.hpp"
 #include "topology/flat.hpp"
 #include "util/error.hpp"
 
@@ -41,9 +43,17 @@ int run(const std::string& which, int gpus) {
   std::string data = TOPSIM_DATA_DIR;
   auto start = Clock::now();
   Catalog catalog = load_catalog(data + "/models");
-  Topology topology = which == "sweep8"
-                          ? Topology::build(load_topology_spec(data + "/topologies/dgx-a100.json"), catalog)
-                          : Topology::build(flat_topology("flat:" + std::to_string(gpus) + ":h100", catalog), catalog);
+  TopologySpec spec;
+  if (which == "sweep8") {
+    spec = load_topology_spec(data + "/topologies/dgx-a100.json");
+  } else if (which == "nodes") {
+    ScaleOut scale;
+    scale.nodes = gpus;
+    spec = replicate_server(load_topology_spec(data + "/topologies/dgx-a100.json"), scale, catalog);
+  } else {
+    spec = flat_topology("flat:" + std::to_string(gpus) + ":h100", catalog);
+  }
+  Topology topology = Topology::build(spec, catalog);
   std::vector<int> ranks(topology.gpu_count());
   for (int i = 0; i < topology.gpu_count(); ++i) ranks[i] = i;
   Communicator comm(topology, ranks);
@@ -77,9 +87,9 @@ int run(const std::string& which, int gpus) {
     busbw_sum += last.busbw_Bps;
   }
   double simulate_s = seconds_since(simulate);
-  std::printf("case %s  gpus %d  collectives %zu  last busbw %.2f GB/s  mean busbw %.2f GB/s  setup %.3f s  "
+  std::printf("case %s  gpus %d  servers %d  collectives %zu  last busbw %.2f GB/s  mean busbw %.2f GB/s  setup %.3f s  "
               "simulation %.3f s  total %.3f s  peak memory %.0f MiB\n",
-              which.c_str(), topology.gpu_count(), requests.size(), last.busbw_Bps / 1e9,
+              which.c_str(), topology.gpu_count(), topology.node_count(), requests.size(), last.busbw_Bps / 1e9,
               busbw_sum / requests.size() / 1e9, setup_s, simulate_s, setup_s + simulate_s, peak_rss_MiB());
   return 0;
 }
@@ -89,8 +99,8 @@ int run(const std::string& which, int gpus) {
 int main(int argc, char** argv) {
   std::string which = argc > 1 ? argv[1] : "";
   int gpus = argc > 2 ? std::atoi(argv[2]) : 0;
-  if (which != "sweep8" && !((which == "ring" || which == "steps") && gpus >= 2)) {
-    std::fprintf(stderr, "usage: topsim_bench sweep8 | ring N | steps N\n");
+  if (which != "sweep8" && !((which == "ring" || which == "steps" || which == "nodes") && gpus >= 2)) {
+    std::fprintf(stderr, "usage: topsim_bench sweep8 | ring N | steps N | nodes N\n");
     return 2;
   }
   try {

@@ -35,6 +35,7 @@ GPU_NVLINKS = {  # model -> (nvlink link model or None, links, pcie link model)
     "h100": ("nvlink4", 18, "pcie5-x16"),
     "h800": ("nvlink4", 8, "pcie5-x16"),
     "rtx4090": (None, 0, "pcie4-x16"),
+    "b200": ("nvlink5", 18, "nvlink-c2c"),
 }
 NVSWITCH_PORTS = {"nvswitch-gen1": 18, "nvswitch-gen2": 36, "nvswitch-gen3": 64}
 PCIE_SWITCH = {  # model -> (lanes, uplink link model)
@@ -49,6 +50,7 @@ CPU_LANES = {
     "xeon-platinum-8380": 64,
     "xeon-platinum-8480c": 80,
     "epyc-7742": 128,
+    "grace": 64,
 }
 NIC_PCIE = {
     "connectx4-edr": "pcie3-x16",
@@ -57,9 +59,9 @@ NIC_PCIE = {
     "connectx6-dx-100g": "pcie4-x16",
     "connectx7-ndr": "pcie5-x16",
 }
-NVLINK_MODELS = {"nvlink1", "nvlink2", "nvlink3", "nvlink4"}
-PCIE_MODELS = {"pcie3-x16": 16, "pcie4-x16": 16, "pcie5-x16": 16}
-SOCKET_MODELS = {"qpi-9.6", "upi-10.4", "upi-11.2", "upi-16", "xgmi2"}
+NVLINK_MODELS = {"nvlink1", "nvlink2", "nvlink3", "nvlink4", "nvlink5"}
+PCIE_MODELS = {"pcie3-x16": 16, "pcie4-x16": 16, "pcie5-x16": 16, "nvlink-c2c": 16}
+SOCKET_MODELS = {"qpi-9.6", "upi-10.4", "upi-11.2", "upi-16", "xgmi2", "grace-c2c-socket"}
 
 DEVICE_TYPES = ["gpu", "nvswitch", "pcie_switch", "cpu", "nic"]  # also the required order
 TYPE_MODELS = {
@@ -415,6 +417,32 @@ def pcie_8x_rtx4090():
     return t
 
 
+def gb200_tray():
+    t = Topo(
+        "gb200-tray",
+        "One compute tray of a GB200 NVL72 rack: two GB200 superchips, each a Grace CPU joined to two B200 "
+        "GPUs by NVLink-C2C, and four ConnectX-7 NDR 400 Gb/s NICs on the Graces' PCIe Gen5. Every B200 has "
+        "18 NVLink 5 links that leave the tray for the rack's NVLink switch trays (its scale_out): on its own "
+        "a tray's GPUs reach each other only through the Graces. Run it with --nodes N (N <= 18) or as "
+        "topologies/clusters/gb200-nvl72.json.",
+        [
+            "NVIDIA GB200 NVL72 datasheet: 18 compute trays of 2 GB200 superchips (1 Grace + 2 B200 each), "
+            "9 NVLink switch trays, 72 GPUs in one NVLink domain, 1.8 TB/s NVLink per GPU",
+            "NVIDIA GB200 datasheet: NVLink-C2C 900 GB/s between Grace and each B200",
+            "NIC placement on the Graces' PCIe is assumed; the two Graces' link is assumed (grace-c2c-socket)",
+        ],
+    )
+    gpus(t, 4, "b200")
+    cpu = [t.dev("cpu%d" % c, "cpu", "grace", cores="%d-%d" % (72 * c, 72 * c + 71), numa_node=c) for c in range(2)]
+    t.socket(cpu[0], cpu[1], "grace-c2c-socket", 1)
+    nic = [t.dev("mlx5_%d" % i, "nic", "connectx7-ndr") for i in range(4)]
+    for g in range(4):
+        t.pcie("gpu%d" % g, cpu[g // 2], "nvlink-c2c")
+    for i in range(4):
+        t.pcie(nic[i], cpu[i // 2], NIC_PCIE["connectx7-ndr"])
+    return t
+
+
 MACHINES = [
     dgx1_p100,
     dgx1_v100,
@@ -425,6 +453,7 @@ MACHINES = [
     hgx_h800,
     dgx_station_v100,
     pcie_8x_rtx4090,
+    gb200_tray,
 ]
 
 # Expected (GPUs, NVSwitches, NICs) per machine, as a guard against wiring slips.
@@ -438,6 +467,7 @@ EXPECTED_COUNTS = {
     "hgx-h800": (8, 4, 8),
     "dgx-station-v100": (4, 0, 0),
     "pcie-8x-rtx4090": (8, 0, 1),
+    "gb200-tray": (4, 0, 4),
 }
 
 # --------------------------------------------------------------------------------------
@@ -482,6 +512,7 @@ SCALE_OUT = {
     "dgx-h100": {"kind": "rail", "switch": "qm9700"},
     "hgx-h800": {"kind": "rail", "switch": "qm9700"},
     "pcie-8x-rtx4090": {"kind": "fat-tree", "switch": "sn2700"},
+    "gb200-tray": {"kind": "nvlink", "switch": "nvswitch-gen4", "planes": 18},
 }
 DEV_KEYS = {"id", "type", "model", "cores", "numa_node"}
 LINK_KEYS = {"a", "b", "model", "count", "bandwidth", "latency", "efficiency"}
@@ -595,7 +626,9 @@ def check_topology(d, stem):
     for i, dev in devs.items():
         if dev["type"] == "gpu":
             want = GPU_NVLINKS[dev["model"]][1]
-            need(nvl[i] == want, "%s (%s) uses %d NVLinks, model has %d" % (i, dev["model"], nvl[i], want))
+            # A server whose NVLinks all leave it for NVLink switch planes wires none inside.
+            leaves = d.get("scale_out", {}).get("kind") == "nvlink" and d["scale_out"].get("planes") and nvl[i] == 0
+            need(leaves or nvl[i] == want, "%s (%s) uses %d NVLinks, model has %d" % (i, dev["model"], nvl[i], want))
         elif dev["type"] == "nvswitch":
             need(nvl[i] <= NVSWITCH_PORTS[dev["model"]], "%s uses %d ports > %d" % (i, nvl[i], NVSWITCH_PORTS[dev["model"]]))
         elif dev["type"] == "pcie_switch":

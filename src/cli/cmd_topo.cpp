@@ -132,6 +132,8 @@ std::string summary_text(const Topology& t, std::optional<double> nv_bisection, 
       {"PCIe switches", count_by_model(t, DeviceType::pcie_switch)},
       {"CPUs", count_by_model(t, DeviceType::cpu) + socket_links(t)},
       {"NICs", nics},
+      {"servers", std::to_string(t.node_count())},
+      {"network", count_by_model(t, DeviceType::network_switch)},
       {"bisection", gb(nv_bisection) + " over NVLink, " + gb(all_bisection) +
                         " over all links (one direction, line rate, worst balanced split of the GPUs)"}};
   std::size_t width = 0;
@@ -212,14 +214,16 @@ void add_topo_command(CLI::App& app, Context& context) {
     std::string format;
     bool matrix = false;
     bool dot = false;
+    ScaleOut scale;
   };
   auto options = std::make_shared<Options>();
   show->add_option("topology", options->topology, "Topology file, or the name of a bundled one (dgx-a100)")->required();
   add_format_option(*show, options->format);
   auto* matrix = show->add_flag("--matrix", options->matrix, "Print the matrix nvidia-smi topo -m prints");
   show->add_flag("--dot", options->dot, "Print Graphviz (dot) text")->excludes(matrix);
+  add_scale_out_options(*show, options->scale);
   show->callback([options, &context]() {
-    Topology t = context.topology(options->topology);
+    Topology t = context.topology(options->topology, options->scale);
     Format format = parse_format(options->format);
     if (options->dot) {
       if (format != Format::table) throw UsageError("--dot prints Graphviz; it cannot be combined with --format");

@@ -38,33 +38,18 @@ Topology Context::topology(const std::string& path_or_name, const ScaleOut& scal
   }
   std::string path = topology_path(path_or_name);
   if (is_cluster_file(path)) {
-    ClusterSpec cluster = load_cluster_spec(path);
-    if (scale.nodes > 0) cluster.nodes = scale.nodes;
-    if (!scale.nic.empty()) cluster.nic = scale.nic;
-    if (scale.nics_per_node > 0) cluster.nics_per_node = scale.nics_per_node;
+    ClusterSpec cluster = rescale_cluster(load_cluster_spec(path), scale);
     // The server is named relative to the cluster file, else as a bundled name or a path.
     std::filesystem::path beside = std::filesystem::path(path).parent_path() / cluster.node;
     std::error_code ec;
     std::string node = std::filesystem::is_regular_file(beside, ec) ? beside.string() : topology_path(cluster.node);
-    return Topology::build(expand_cluster(cluster, load_topology_spec(node), models), models);
+    TopologySpec server = load_topology_spec(node);
+    check_nics_per_node(server, scale.nics_per_node);
+    return Topology::build(expand_cluster(cluster, server, models), models);
   }
   TopologySpec server = load_topology_spec(path);
   if (!scale.any()) return Topology::build(server, models);
-  if (!server.scale_out)
-    throw UsageError(server.name + " has no default scale-out fabric (\"scale_out\" in " + path +
-                     "); describe the cluster in a file under topologies/clusters/");
-  ClusterSpec cluster;
-  cluster.file = path;
-  cluster.nodes = scale.nodes > 0 ? scale.nodes : 1;
-  cluster.name = server.name + "-x" + std::to_string(cluster.nodes);
-  cluster.description = std::to_string(cluster.nodes) + " x " + server.name + " on its default " +
-                        server.scale_out->kind + " fabric";
-  cluster.sources = server.sources;
-  cluster.nic = scale.nic;
-  cluster.nics_per_node = scale.nics_per_node;
-  cluster.fabric = *server.scale_out;
-  cluster.where = SourceRef{path, ""};
-  return Topology::build(expand_cluster(cluster, server, models), models);
+  return Topology::build(replicate_server(server, scale, models), models);
 }
 
 void add_scale_out_options(CLI::App& command, ScaleOut& scale) {

@@ -122,6 +122,7 @@ Simulator::Simulator() : impl_(std::make_unique<Impl>()) {
   sg4::Engine::set_config("network/weight-S:0");
   sg4::Engine::set_config("network/latency-factor:0");
   sg4::Engine::set_config("network/bandwidth-factor:1");
+  sg4::Engine::set_config("network/optim:Full");
   impl_->root = sg4::create_full_zone("topsim");
   // SimGrid's completion signal is static and cannot be disconnected: connect once, dispatch to
   // whatever schedule is running.

@@ -75,6 +75,40 @@ void attach_leaves(TopologySpec& out, const std::vector<std::vector<std::pair<st
 
 }  // namespace
 
+void check_nics_per_node(const TopologySpec& server, int nics_per_node) {
+  long nics = std::count_if(server.devices.begin(), server.devices.end(),
+                            [](const DeviceSpec& d) { return d.type == DeviceType::nic; });
+  if (nics_per_node > nics)
+    throw UsageError("--nics-per-node " + std::to_string(nics_per_node) + ": " + server.name + " has " +
+                     std::to_string(nics) + " NICs");
+}
+
+TopologySpec replicate_server(const TopologySpec& server, const ScaleOut& scale, const Catalog& catalog) {
+  check_nics_per_node(server, scale.nics_per_node);
+  if (!server.scale_out)
+    throw UsageError(server.name + " has no default scale-out fabric (\"scale_out\" in " + server.file +
+                     "); describe the cluster in a file under topologies/clusters/");
+  ClusterSpec cluster;
+  cluster.file = server.file;
+  cluster.nodes = scale.nodes > 0 ? scale.nodes : 1;
+  cluster.name = server.name + "-x" + std::to_string(cluster.nodes);
+  cluster.description = std::to_string(cluster.nodes) + " x " + server.name + " on its default " +
+                        server.scale_out->kind + " fabric";
+  cluster.sources = server.sources;
+  cluster.nic = scale.nic;
+  cluster.nics_per_node = scale.nics_per_node;
+  cluster.fabric = *server.scale_out;
+  cluster.where = SourceRef{server.file, ""};
+  return expand_cluster(cluster, server, catalog);
+}
+
+ClusterSpec rescale_cluster(ClusterSpec cluster, const ScaleOut& scale) {
+  if (scale.nodes > 0) cluster.nodes = scale.nodes;
+  if (!scale.nic.empty()) cluster.nic = scale.nic;
+  if (scale.nics_per_node > 0) cluster.nics_per_node = scale.nics_per_node;
+  return cluster;
+}
+
 std::string resolve_nic_model(const std::string& name, const Catalog& catalog) {
   if (catalog.nics().count(name) != 0) return name;
   static const std::map<std::string, std::string> aliases = {

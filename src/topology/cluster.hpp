@@ -21,6 +21,17 @@ namespace topsim {
 /// (exact for a non-blocking tree with balanced ECMP; oversubscription sits at the leaves).
 TopologySpec expand_cluster(const ClusterSpec& cluster, const TopologySpec& node, const Catalog& catalog);
 
+/// A server replicated under its default fabric (its "scale_out") as `scale` asks: `scale.nodes`
+/// servers (1 if not given), NICs replaced or trimmed. UsageError when the server has no
+/// default fabric.
+TopologySpec replicate_server(const TopologySpec& server, const ScaleOut& scale, const Catalog& catalog);
+
+/// UsageError naming --nics-per-node when `server` has fewer than `nics_per_node` NICs.
+void check_nics_per_node(const TopologySpec& server, int nics_per_node);
+
+/// A cluster file's spec with a what-if applied: node count, NIC model, NICs per node.
+ClusterSpec rescale_cluster(ClusterSpec cluster, const ScaleOut& scale);
+
 /// The NIC model a --nic value names: a NIC model, a network link model (the first NIC model
 /// whose ports speak it), or a short name (edr, hdr, hdr200, hdr100, ndr, ndr400, 25gbe, 100gbe,
 /// 200gbe, 400gbe). Throws UsageError listing what is known.

@@ -23,7 +23,7 @@ std::vector<TargetResult> check_targets(const std::vector<ValidationTarget>& tar
     t.target = target;
     double log_sum = 0;
     for (const auto& r : results) {
-      if (r.row.metric != target.metric) continue;
+      if (r.row.metric != target.metric || !r.row.tolerance) continue;  // informational rows are not gated
       ++t.rows;
       log_sum += std::log(std::max(std::abs(r.error), kErrorFloor));
       t.worst_abs_error = std::max(t.worst_abs_error, std::abs(r.error));

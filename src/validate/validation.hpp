@@ -36,6 +36,7 @@ struct TargetResult {
   bool pass() const;
 };
 
+/// Each target over the gated rows (those with a tolerance) of its metric.
 std::vector<TargetResult> check_targets(const std::vector<ValidationTarget>& targets,
                                         const std::vector<ValidationResult>& results);
 

@@ -67,16 +67,20 @@ TEST_CASE("validation: collective rows and summary targets") {
   CHECK(file.rows[1].gpus == std::vector<int>{0, 1, 2, 3, 4});
   CHECK(file.rows[1].algo == "ring");
   REQUIRE(file.targets.size() == 1);
-  // Two busbw rows with errors 0.02 and 0.08: geometric mean 0.04, worst 0.08, within target;
-  // a third at 0.20 breaks the worst.
-  std::vector<ValidationResult> results(2);
-  results[0].row.metric = results[1].row.metric = "busbw_GBps";
+  // Two gated busbw rows with errors 0.02 and 0.08: geometric mean 0.04, worst 0.08, within
+  // target; an informational row (no tolerance) at 0.60 is not counted; a gated one at 0.20
+  // breaks the worst.
+  std::vector<ValidationResult> results(3);
+  results[0].row.metric = results[1].row.metric = results[2].row.metric = "busbw_GBps";
+  results[0].row.tolerance = results[1].row.tolerance = 0.15;
+  results[2].error = 0.60;
   results[0].error = 0.02;
   results[1].error = -0.08;
   auto checked = check_targets(file.targets, results);
   CHECK(checked[0].geomean_abs_error == Approx(0.04));
   CHECK(checked[0].worst_abs_error == Approx(0.08));
   CHECK(checked[0].pass());
+  CHECK(checked[0].rows == 2);
   results.push_back(results[0]);
   results.back().error = 0.20;
   CHECK_FALSE(check_targets(file.targets, results)[0].pass());
