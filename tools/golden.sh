@@ -13,7 +13,7 @@ if [[ ( $mode != --check && $mode != --update ) || -z $topsim ]]; then
 fi
 shift 2
 dir=tests/golden
-export TOPSIM_DATA_DIR=$PWD
+export TOPSIM_DATA_DIR=.
 
 run_case() {
   local name=$1 out=$2

@@ -9,7 +9,7 @@ namespace topsim {
 void add_request_options(CLI::App& command, RequestArgs& args) {
   command.add_option("-d,--datatype", args.dtype, "float, half, bfloat16, double, int8, ... (nccl-tests names)")
       ->default_val("float");
-  command.add_option("--algo", args.algo, "Force an algorithm: ring, tree, nvls, direct");
+  command.add_option("--algo", args.algo, "Force an algorithm: ring, tree, nvls, direct, collnet (SHARP)");
   command.add_option("--proto", args.proto, "Force a protocol: ll, ll128, simple");
   command.add_option("--channels", args.channels, "Force a channel count (two per ring)")->check(CLI::Range(1, 64));
   command.add_flag("--no-p2p", args.no_p2p, "Peer access disabled: NCCL goes through host memory (NCCL_P2P_DISABLE=1)");

@@ -33,7 +33,7 @@ RouteOptions nccl_routes(RouteOptions options) {
 // Which algorithms NCCL offers for an operation.
 std::vector<Algo> algorithms_for(CollOp op) {
   switch (op) {
-    case CollOp::allreduce: return {Algo::ring, Algo::tree, Algo::nvls};
+    case CollOp::allreduce: return {Algo::ring, Algo::tree, Algo::nvls, Algo::collnet};
     case CollOp::allgather:
     case CollOp::reducescatter:
     case CollOp::broadcast:
@@ -94,6 +94,15 @@ std::string Communicator::unavailable(CollOp op, Algo algo) const {
       if (!switched) return "NVLS needs every GPU behind the same NVSwitches";
     }
   }
+  if (algo == Algo::collnet) {
+    if (!network_) return "CollNet reduces in the network switches; these GPUs do not span a network";
+    const Topology& t = fabric_.topology();
+    for (Vertex v : boost::make_iterator_range(boost::vertices(t.graph()))) {
+      const Device& d = t.device(v);
+      if (d.type == DeviceType::network_switch && !d.switch_model().sharp)
+        return "CollNet needs SHARP in every network switch; " + d.id + " (" + d.model_name + ") has none";
+    }
+  }
   if ((algo == Algo::ring || algo == Algo::tree) && ranks() > 1 && !network_ && rings_.rings() == 0)
     return "no ring could be built over these GPUs";
   return "";
@@ -145,7 +154,7 @@ PlatformNeeds Communicator::needs(const std::vector<CollRequest>& requests) {
   for (const CollRequest& request : requests) {
     CollSize size = nccl_tests_size(request.op, request.size_B, request.dtype, ranks());
     for (Algo algo : algorithms_for(request.op)) {
-      if (!unavailable(request.op, algo).empty()) continue;
+      if (!unavailable(request.op, algo).empty() || (algo == Algo::collnet && !request.algo)) continue;
       for (const NcclProtocol& proto : model.protocols)
         network_ ? plan_network(request, size, algo, proto) : plan(request, size, algo, proto);
     }
@@ -225,9 +234,11 @@ CollResult Communicator::run(const CollRequest& request, Runner& runner) {
   double best = std::numeric_limits<double>::infinity();
   for (Algo algo : algos) {
     if (!unavailable(request.op, algo).empty()) continue;
+    if (algo == Algo::collnet && !request.algo) continue;  // NCCL runs CollNet only when enabled
     for (const NcclProtocol* proto : protos) {
-      if (algo == Algo::nvls && proto->name != "simple") {
-        if (request.proto && request.algo) throw UsageError("--algo nvls runs the simple protocol only");
+      if ((algo == Algo::nvls || algo == Algo::collnet) && proto->name != "simple") {
+        if (request.proto && request.algo)
+          throw UsageError("--algo " + std::string(to_string(algo)) + " runs the simple protocol only");
         continue;
       }
       Plan p = network_ ? plan_network(request, result.size, algo, *proto) : plan(request, result.size, algo, *proto);

@@ -32,6 +32,7 @@ const char* to_string(Algo algo) {
     case Algo::ring: return "ring";
     case Algo::tree: return "tree";
     case Algo::nvls: return "nvls";
+    case Algo::collnet: return "collnet";
     case Algo::direct: return "direct";
   }
   return "?";
@@ -68,7 +69,7 @@ Enum parse_named(const std::string& text, const std::vector<Enum>& values, const
 
 CollOp parse_op(const std::string& text) { return parse_named(text, all_ops(), "operation"); }
 Algo parse_algo(const std::string& text) {
-  return parse_named<Algo>(text, {Algo::ring, Algo::tree, Algo::nvls, Algo::direct}, "algorithm");
+  return parse_named<Algo>(text, {Algo::ring, Algo::tree, Algo::nvls, Algo::direct, Algo::collnet}, "algorithm");
 }
 Proto parse_proto(const std::string& text) { return parse_named<Proto>(text, {Proto::ll, Proto::ll128, Proto::simple}, "protocol"); }
 

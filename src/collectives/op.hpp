@@ -8,7 +8,9 @@
 namespace topsim {
 
 enum class CollOp { allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv };
-enum class Algo { ring, tree, nvls, direct };
+/// NCCL's algorithms; collnet is CollNet over SHARP switches, which NCCL runs only when asked
+/// (NCCL_COLLNET_ENABLE=1 with the SHARP plugin), so topsim never picks it by itself.
+enum class Algo { ring, tree, nvls, direct, collnet };
 enum class Proto { ll, ll128, simple };
 
 const std::vector<CollOp>& all_ops();

@@ -213,6 +213,27 @@ Communicator::Plan Communicator::plan_network(const CollRequest& request, CollSi
       }
     }
     plan.latency_s = proto.tree_base_s + 2 * ((g - 1) * intra + height * net);
+  } else if (algo == Algo::collnet) {
+    // CollNet over SHARP: per rail, the servers' GPUs reduce along the rail's chain to its head,
+    // the head sends its server's sum once through the NIC, the switches reduce across servers
+    // and return the result, which runs back down the chain. Each NIC then carries S / rails
+    // each way (a ring carries twice that). The switches' reduction tree is drawn as the heads'
+    // ring over the rail: one stream into and one out of every NIC, and through each leaf's
+    // uplinks only where the ring crosses leaves, as SHARP's reduced streams do.
+    double channel_B = S / (2.0 * rails);
+    for (int r = 0; r < rails; ++r) {
+      const std::vector<int>& chain = rails_[static_cast<std::size_t>(r)].chain;
+      std::vector<RankHop> hops;
+      for (int j = 0; j < m; ++j) {
+        const std::vector<int>& here = node_ranks_[static_cast<std::size_t>(j)];
+        for (std::size_t i = chain.size() - 1; i > 0; --i) hops.push_back(RankHop{here[chain[i]], here[chain[i - 1]], -1});
+        for (std::size_t i = 0; i + 1 < chain.size(); ++i) hops.push_back(RankHop{here[chain[i]], here[chain[i + 1]], -1});
+        hops.push_back(RankHop{here[chain.front()], node_ranks_[static_cast<std::size_t>((j + 1) % m)][chain.front()], r});
+      }
+      add(composite("collnet" + tag + std::to_string(r), hops, std::nullopt),
+          pipelined_B(S / rails, channel_B, proto.chunk_B, 2 * (g - 1) + 2), hops);
+    }
+    plan.latency_s = proto.tree_base_s + 2 * ((g - 1) * intra + net);
   } else if (algo == Algo::direct) {
     add_direct(request, size, plan);
     plan.latency_s = proto.ring_base_s + net;

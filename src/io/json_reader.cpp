@@ -176,7 +176,13 @@ bool ObjectReader::has(const std::string& key) const { return object_.contains(k
 const Json& ObjectReader::required(const std::string& key) {
   known_.insert(key);
   auto it = object_.find(key);
-  if (it == object_.end()) fail(where_, "missing required key '" + key + "'");
+  if (it == object_.end()) {
+    // A misspelt key is the likeliest cause: name it rather than only the missing one.
+    std::vector<std::string> present;
+    for (auto item = object_.begin(); item != object_.end(); ++item) present.push_back(item.key());
+    std::string near = closest_match(key, present);
+    fail(where_, "missing required key '" + key + "'" + (near.empty() ? "" : " (is '" + near + "' a misspelling?)"));
+  }
   return *it;
 }
 

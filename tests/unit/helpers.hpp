@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "io/io.hpp"
+#include "topology/cluster.hpp"
 #include "topology/topology.hpp"
 #include "util/error.hpp"
 
@@ -23,6 +24,16 @@ inline const Catalog& catalog() {
 
 inline Topology bundled(const std::string& name) {
   return Topology::build(load_topology_spec(data_path("topologies/" + name + ".json")), catalog());
+}
+
+/// A bundled server replicated `nodes` times under its default fabric, as `--nodes` does.
+inline Topology replicated(const std::string& name, int nodes, const std::string& nic = "", int nics_per_node = 0) {
+  ScaleOut scale;
+  scale.nodes = nodes;
+  scale.nic = nic;
+  scale.nics_per_node = nics_per_node;
+  return Topology::build(replicate_server(load_topology_spec(data_path("topologies/" + name + ".json")), scale, catalog()),
+                         catalog());
 }
 
 /// A file under a fresh temporary directory; returns its path.

@@ -30,9 +30,7 @@ CollRequest request(CollOp op, double size_B) {
 // Runs requests on one communicator in a fresh platform.
 std::vector<CollResult> run_all(Simulator& sim, const Topology& t, Communicator& comm,
                                 const std::vector<CollRequest>& requests) {
-  RouteOptions options;
-  options.mode = TransferMode::sm;
-  PlatformRunner runner(sim, sim.add_platform(t, options, comm.needs(requests)));
+  PlatformRunner runner(sim, sim.add_platform(t, comm.routes(), comm.needs(requests)));
   std::vector<CollResult> out;
   for (const auto& r : requests) out.push_back(comm.run(r, runner));
   return out;
