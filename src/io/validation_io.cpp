@@ -45,10 +45,10 @@ ValidationRow read_row(const Json& value, const SourceRef& where) {
     row.dtype = r.string("dtype");
     if (auto algo = r.optional_string("algo")) row.algo = *algo;
     if (auto proto = r.optional_string("proto")) row.proto = *proto;
-    if (r.has("nodes")) row.scale.nodes = r.integer("nodes", 1, 1 << 20);
+    row.scale.nodes = r.optional_integer("nodes", 1, 1 << 20).value_or(0);
     if (auto nic = r.optional_string("nic")) row.scale.nic = *nic;
-    if (r.has("nics_per_node")) row.scale.nics_per_node = r.integer("nics_per_node", 1, 64);
-    if (r.has("gpu_direct")) row.gpu_direct = r.boolean("gpu_direct");
+    row.scale.nics_per_node = r.optional_integer("nics_per_node", 1, 64).value_or(0);
+    if (r.optional("gpu_direct")) row.gpu_direct = r.boolean("gpu_direct");
   }
   const Json& measured = r.required("measured");
   if (measured.is_number()) {

@@ -85,3 +85,20 @@ TEST_CASE("validation: collective rows and summary targets") {
   results.back().error = 0.20;
   CHECK_FALSE(check_targets(file.targets, results)[0].pass());
 }
+
+TEST_CASE("validation: collective rows may replicate their server") {
+  std::string row = R"({"id": "m", "kind": "coll", "topology": "dgx-a100", "nodes": 2, "nic": "hdr100", "nics_per_node": 4,
+    "gpu_direct": false, "op": "allreduce", "gpus": 16, "size": "8GiB", "dtype": "float", "algo": "ring",
+    "peer_access": true, "metric": "busbw_GBps", "measured": 60, "role": "check", "source": "s"})";
+  ValidationFile file = load_validation_file(write_temp("multi.json", R"({"description": "d", "rows": [)" + row + "]}"));
+  REQUIRE(file.rows.size() == 1);
+  CHECK(file.rows[0].scale.nodes == 2);
+  CHECK(file.rows[0].scale.nic == "hdr100");
+  CHECK(file.rows[0].scale.nics_per_node == 4);
+  CHECK_FALSE(file.rows[0].gpu_direct);
+  CHECK_FALSE(file.rows[0].tolerance);
+  std::string typo = row;
+  typo.replace(typo.find("\"nodes\""), 7, "\"node\"");
+  CHECK(input_error([&] { load_validation_file(write_temp("typo.json", R"({"description": "d", "rows": [)" + typo + "]}")); })
+            .find("unknown key 'node' (did you mean 'nodes'?)") != std::string::npos);
+}
