@@ -235,10 +235,8 @@ double nccl_nvlink_efficiency(const Topology& t, const Link& link) {
   };
   if (auto e = of(link.a)) return *e;
   if (auto e = of(link.b)) return *e;
-  double lowest = 1;
-  for (Vertex v : t.gpus())
-    if (t.device(v).gpu().nvlink_count > 0) lowest = std::min(lowest, *of(v));
-  return lowest;
+  if (auto missing = t.gpu_without_nccl_nvlink()) of(*missing);  // throws, naming it
+  return t.lowest_nccl_nvlink_efficiency().value_or(1.0);
 }
 
 // GPU to NIC of its server (or back, `reverse`): GPUDirect over the PCIe switches when they
@@ -257,12 +255,7 @@ void gpu_nic_hops(const Topology& t, Vertex gpu, Vertex nic, bool reverse, bool 
 // NCCL's PCIe efficiency, from the architecture of the topology's GPUs (the lowest if mixed);
 // the link's own when no NCCL model gives one.
 double nccl_pcie_efficiency(const Topology& t, const Link& link) {
-  std::optional<double> lowest;
-  for (Vertex v : t.gpus()) {
-    const Device& d = t.device(v);
-    if (d.nccl && d.nccl->pcie_efficiency) lowest = std::min(lowest.value_or(1.0), *d.nccl->pcie_efficiency);
-  }
-  return lowest.value_or(link.efficiency);
+  return t.lowest_nccl_pcie_efficiency().value_or(link.efficiency);
 }
 
 }  // namespace

@@ -284,6 +284,16 @@ Topology Topology::build(const TopologySpec& spec, const Catalog& catalog) {
       fail(d.where, d.id + " has no PCIe link; every " + std::string(to_string(d.type)) +
                         " needs one to reach a CPU");
   }
+  for (Vertex v : t.gpus_) {
+    const Device& d = t.graph_[v];
+    if (d.nccl && d.nccl->pcie_efficiency)
+      t.lowest_nccl_pcie_ = std::min(t.lowest_nccl_pcie_.value_or(1.0), *d.nccl->pcie_efficiency);
+    if (d.gpu().nvlink_count == 0) continue;
+    if (d.nccl && d.nccl->nvlink_efficiency)
+      t.lowest_nccl_nvlink_ = std::min(t.lowest_nccl_nvlink_.value_or(1.0), *d.nccl->nvlink_efficiency);
+    else if (!t.gpu_without_nccl_nvlink_)
+      t.gpu_without_nccl_nvlink_ = v;
+  }
   for (const auto* group : {&t.gpus_, &t.nics_})
     for (Vertex v : *group)
       if (!t.find_local_cpu(v))

@@ -96,6 +96,13 @@ class Topology {
   Vertex other_end(Edge e, Vertex v) const;
   std::optional<Vertex> find(const std::string& id) const;
 
+  /// The lowest NCCL PCIe efficiency among the GPUs' architectures (nullopt: none gives one).
+  std::optional<double> lowest_nccl_pcie_efficiency() const { return lowest_nccl_pcie_; }
+  /// The lowest NCCL NVLink efficiency among GPUs with NVLink, and the first such GPU whose
+  /// architecture has none (callers report it), both found once at build().
+  std::optional<double> lowest_nccl_nvlink_efficiency() const { return lowest_nccl_nvlink_; }
+  std::optional<Vertex> gpu_without_nccl_nvlink() const { return gpu_without_nccl_nvlink_; }
+
   /// The CPU whose root port the device hangs under (nearest over PCIe only); GPUs and NICs always
   /// have one after build().
   Vertex local_cpu(Vertex device) const;
@@ -110,6 +117,9 @@ class Topology {
   std::vector<Vertex> nics_;
   std::vector<Link> links_;  ///< by Link::index
   int nodes_ = 1;
+  std::optional<double> lowest_nccl_pcie_;
+  std::optional<double> lowest_nccl_nvlink_;
+  std::optional<Vertex> gpu_without_nccl_nvlink_;
 };
 
 }  // namespace topsim
