@@ -30,12 +30,21 @@ std::string Context::topology_path(const std::string& path_or_name) const {
   throw InputError(path_or_name, "", message);
 }
 
-Topology Context::topology(const std::string& path_or_name, const ScaleOut& scale) const {
+Topology Context::topology(const std::string& path_or_name, const ScaleOut& scale, const std::string& gpu_model) const {
   Catalog models = catalog();
   if (is_flat_name(path_or_name)) {
     if (scale.any()) throw UsageError("a flat topology is one switch; --nodes, --nic and --nics-per-node do not apply");
+    if (!gpu_model.empty()) throw UsageError("a flat topology names its GPU model itself (flat:N:GPU)");
     return Topology::build(flat_topology(path_or_name, models), models);
   }
+  // A what-if GPU replaces every GPU's model; the topology's checks (NVLink counts) still apply.
+  auto with_gpu = [&](TopologySpec spec) {
+    if (gpu_model.empty()) return spec;
+    models.gpu(gpu_model, SourceRef{"--gpu", ""});
+    for (DeviceSpec& d : spec.devices)
+      if (d.type == DeviceType::gpu) d.model = gpu_model;
+    return spec;
+  };
   std::string path = topology_path(path_or_name);
   if (is_cluster_file(path)) {
     ClusterSpec cluster = rescale_cluster(load_cluster_spec(path), scale);
@@ -43,11 +52,11 @@ Topology Context::topology(const std::string& path_or_name, const ScaleOut& scal
     std::filesystem::path beside = std::filesystem::path(path).parent_path() / cluster.node;
     std::error_code ec;
     std::string node = std::filesystem::is_regular_file(beside, ec) ? beside.string() : topology_path(cluster.node);
-    TopologySpec server = load_topology_spec(node);
+    TopologySpec server = with_gpu(load_topology_spec(node));
     check_nics_per_node(server, scale.nics_per_node);
     return Topology::build(expand_cluster(cluster, server, models), models);
   }
-  TopologySpec server = load_topology_spec(path);
+  TopologySpec server = with_gpu(load_topology_spec(path));
   if (!scale.any()) return Topology::build(server, models);
   return Topology::build(replicate_server(server, scale, models), models);
 }

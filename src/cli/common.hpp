@@ -23,7 +23,8 @@ struct Context {
   /// A path to a topology or cluster file, the name of a bundled one ("dgx-a100"), or a
   /// generated "flat:N:GPU". `scale` replicates a server under its default fabric (scale_out)
   /// or overrides a cluster's node count and NICs.
-  Topology topology(const std::string& path_or_name, const ScaleOut& scale = {}) const;
+  /// `gpu_model`, when given, replaces every GPU's model (a what-if).
+  Topology topology(const std::string& path_or_name, const ScaleOut& scale = {}, const std::string& gpu_model = "") const;
   std::string topology_path(const std::string& path_or_name) const;
 };
 
@@ -38,6 +39,9 @@ void add_topo_command(CLI::App& app, Context& context);
 void add_p2p_command(CLI::App& app, Context& context);
 void add_coll_command(CLI::App& app, Context& context);
 void add_scale_command(CLI::App& app, Context& context);
+void add_compute_command(CLI::App& app, Context& context);
 void add_validate_command(CLI::App& app, Context& context);
+void add_run_command(CLI::App& app, Context& context);
+void add_compare_command(CLI::App& app, Context& context);
 
 }  // namespace topsim

@@ -27,6 +27,9 @@ int main(int argc, char** argv) {
   topsim::add_p2p_command(app, context);
   topsim::add_coll_command(app, context);
   topsim::add_scale_command(app, context);
+  topsim::add_compute_command(app, context);
+  topsim::add_run_command(app, context);
+  topsim::add_compare_command(app, context);
   topsim::add_validate_command(app, context);
 
   try {

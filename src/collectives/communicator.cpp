@@ -5,6 +5,7 @@
 #include <limits>
 #include <numeric>
 #include <set>
+#include <stdexcept>
 
 #include "util/error.hpp"
 #include "util/text.hpp"
@@ -279,6 +280,24 @@ CollResult Communicator::run(const CollRequest& request, Runner& runner) {
   result.algbw_Bps = result.time_s > 0 ? result.size.size_B / result.time_s : 0;
   result.busbw_Bps = result.algbw_Bps * busbw_factor(request.op, ranks());
   return result;
+}
+
+std::size_t Communicator::append(const CollRequest& request, Schedule& schedule, const std::vector<std::size_t>& after,
+                                 std::size_t composite_offset) {
+  if (!request.algo || !request.proto) throw std::logic_error("Communicator::append needs a chosen algorithm and protocol");
+  const NcclProtocol* proto = nccl().protocol(to_string(*request.proto));
+  if (proto == nullptr) throw std::logic_error("Communicator::append: protocol not in the NCCL model");
+  CollSize size = nccl_tests_size(request.op, request.size_B, request.dtype, ranks());
+  Plan p = network_ ? plan_network(request, size, *request.algo, *proto) : plan(request, size, *request.algo, *proto);
+  std::size_t start = schedule.delay(fabric_.gpu(0), p.latency_s, after);
+  std::vector<std::size_t> flows;
+  for (const Flow& f : p.flows) {
+    double wire = std::round(f.payload_B / proto->efficiency);
+    if (f.composite) flows.push_back(schedule.composite(f.index + composite_offset, wire, {start}));
+    else flows.push_back(schedule.transfer(f.src, f.dst, wire, {start}, false));
+  }
+  if (flows.empty()) return start;
+  return schedule.delay(fabric_.gpu(0), 0, flows);
 }
 
 }  // namespace topsim

@@ -88,6 +88,13 @@ class Communicator {
   /// and routes()) and keeps the fastest.
   CollResult run(const CollRequest& request, Runner& runner);
 
+  /// Appends `request`'s flows to a larger schedule (a workload), after the ops `after`, with
+  /// the algorithm and protocol a run() chose (request.algo and request.proto must be set).
+  /// Composite indices are shifted by `composite_offset` (this communicator's first composite
+  /// on a platform shared with others). Returns the op that finishes last (a zero-time join).
+  std::size_t append(const CollRequest& request, Schedule& schedule, const std::vector<std::size_t>& after,
+                     std::size_t composite_offset = 0);
+
   /// Algorithms NCCL can run for an operation on these GPUs, and why one cannot ("" if it can).
   std::string unavailable(CollOp op, Algo algo) const;
 

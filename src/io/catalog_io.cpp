@@ -7,110 +7,13 @@
 
 #include "io/io.hpp"
 #include "io/json_reader.hpp"
+#include "io/model_reader.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
 
 namespace topsim {
 
 namespace {
-
-// Each model lists the parameters it set (dotted paths such as "memory.bandwidth"); its
-// "sources" object must cite every one of them, by the same path or by a parent ("memory"),
-// and may not cite parameters that do not exist. A number without a source is a defect.
-class SourcedParameters {
- public:
-  /// While alive, parameters are registered under "prefix." (e.g. "copy.write_latency").
-  class Prefix {
-   public:
-    Prefix(SourcedParameters& params, const std::string& prefix) : params_(params), saved_(params.prefix_) {
-      params_.prefix_ = prefix + ".";
-    }
-    ~Prefix() { params_.prefix_ = saved_; }
-    Prefix(const Prefix&) = delete;
-    Prefix& operator=(const Prefix&) = delete;
-
-   private:
-    SourcedParameters& params_;
-    std::string saved_;
-  };
-
-  void add(const std::string& key) { paths_.push_back(prefix_ + key); }
-
-  // Read a parameter and register it in one step.
-  double quantity(ObjectReader& r, const std::string& key, Quantity kind) {
-    add(key);
-    return r.quantity(key, kind);
-  }
-  std::optional<double> optional_quantity(ObjectReader& r, const std::string& key, Quantity kind) {
-    auto value = r.optional_quantity(key, kind);
-    if (value) add(key);
-    return value;
-  }
-  int integer(ObjectReader& r, const std::string& key, int min, int max) {
-    add(key);
-    return r.integer(key, min, max);
-  }
-  std::string string(ObjectReader& r, const std::string& key) {
-    add(key);
-    return r.string(key);
-  }
-
-  Sources read(ObjectReader& reader) const {
-    const Json& value = reader.required("sources");
-    SourceRef where = reader.at("sources");
-    expect_object(value, where);
-    Sources sources;
-    for (const auto& item : value.items()) sources[item.key()] = read_string(item.value(), where.at(item.key()));
-    for (const auto& [key, text] : sources) {
-      bool names_parameter = std::any_of(paths_.begin(), paths_.end(), [&](const std::string& path) {
-        return path == key || path.rfind(key + ".", 0) == 0;
-      });
-      if (!names_parameter)
-        fail(where.at(key), "source given for '" + key + "', which is not a parameter of this model; parameters: " +
-                                join(paths_, ", "));
-    }
-    for (const auto& path : paths_) {
-      bool cited = false;
-      for (std::string prefix = path;; prefix = prefix.substr(0, prefix.rfind('.'))) {
-        if (sources.count(prefix) != 0) cited = true;
-        if (cited || prefix.find('.') == std::string::npos) break;
-      }
-      if (!cited) fail(where, "no source for parameter '" + path + "'; every number in models/ says where it came from");
-    }
-    return sources;
-  }
-
- private:
-  std::vector<std::string> paths_;
-  std::string prefix_;
-};
-
-template <typename Enum>
-Enum read_enum(ObjectReader& reader, const std::string& key, const std::vector<std::pair<std::string, Enum>>& names) {
-  std::string text = reader.string(key);
-  std::vector<std::string> valid;
-  for (const auto& [name, value] : names) {
-    if (name == text) return value;
-    valid.push_back(name);
-  }
-  fail(reader.at(key), unknown_name_message(key, text, valid));
-}
-
-// Reads what every model has (name, place, description, cited sources) around the
-// model-specific body, which registers each parameter it reads with `params`.
-template <typename Model, typename Body>
-Model read_model(const std::string& name, const Json& value, const SourceRef& where, Body body) {
-  ObjectReader r(value, where);
-  Model m;
-  m.name = name;
-  m.where = where;
-  m.description = r.string("description");
-  SourcedParameters params;
-  body(r, m, params);
-  m.sources = params.read(r);
-  r.finish();
-  return m;
-}
 
 LinkModel read_link(const std::string& name, const Json& value, const SourceRef& where) {
   return read_model<LinkModel>(name, value, where, [](ObjectReader& r, LinkModel& m, SourcedParameters& params) {
@@ -155,7 +58,7 @@ std::map<std::string, MathRate> read_math(ObjectReader& r, SourcedParameters& pa
 GpuModel read_gpu(const std::string& name, const Json& value, const SourceRef& where) {
   return read_model<GpuModel>(name, value, where, [](ObjectReader& r, GpuModel& m, SourcedParameters& params) {
     m.architecture = r.string("architecture");
-    const std::vector<std::string> architectures = {"pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell"};
+    const std::vector<std::string>& architectures = known_architectures();
     if (std::find(architectures.begin(), architectures.end(), m.architecture) == architectures.end())
       fail(r.at("architecture"), unknown_name_message("architecture", m.architecture, architectures));
     if (const Json* nvlink = r.optional("nvlink")) {
@@ -175,6 +78,7 @@ GpuModel read_gpu(const std::string& name, const Json& value, const SourceRef& w
       m.memory_Bps = params.quantity(mem, "bandwidth", Quantity::bandwidth);
       mem.finish();
     }
+    m.sms = params.integer(r, "sms", 1, 1024);  // thread blocks of one wave (compute model)
     m.math = read_math(r, params);
     {
       ObjectReader copy(r.required("copy"), r.at("copy"));
@@ -226,7 +130,7 @@ NicModel read_nic(const std::string& name, const Json& value, const SourceRef& w
 }
 
 NcclModel read_nccl(const std::string& name, const Json& value, const SourceRef& where) {
-  static const std::vector<std::string> architectures = {"pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell"};
+  const std::vector<std::string>& architectures = known_architectures();
   if (std::find(architectures.begin(), architectures.end(), name) == architectures.end())
     fail(where, unknown_name_message("architecture", name, architectures) + " (nccl_models are keyed by architecture)");
   return read_model<NcclModel>(name, value, where, [](ObjectReader& r, NcclModel& m, SourcedParameters& params) {
@@ -284,6 +188,12 @@ void read_section(Catalog& catalog, ObjectReader& file, const std::string& key, 
 
 }  // namespace
 
+const std::vector<std::string>& known_architectures() {
+  static const std::vector<std::string> architectures = {"pascal", "volta", "turing", "ampere",
+                                                         "ada",    "hopper", "blackwell"};
+  return architectures;
+}
+
 std::string read_text_file(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw InputError(path, "", "is a directory, expected a file");
@@ -319,6 +229,10 @@ Catalog load_catalog(const std::string& models_dir) {
     read_section(catalog, file, "cpu_models", read_cpu);
     read_section(catalog, file, "nic_models", read_nic);
     read_section(catalog, file, "nccl_models", read_nccl);
+    read_section(catalog, file, "compute_models", read_compute);
+    read_section(catalog, file, "networks", read_network);
+    read_section(catalog, file, "training_frameworks", read_framework);
+    read_section(catalog, file, "optimizers", read_optimizer);
     file.finish();
   }
   catalog.check_references();

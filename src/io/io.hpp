@@ -7,6 +7,7 @@
 #include "model/catalog.hpp"
 #include "model/topology_spec.hpp"
 #include "model/validation_spec.hpp"
+#include "model/workload_spec.hpp"
 
 namespace topsim {
 
@@ -30,5 +31,17 @@ bool is_cluster_file(const std::string& path);
 
 /// Published measurements and accuracy targets of a scenarios/validation/*.json file.
 ValidationFile load_validation_file(const std::string& path);
+
+/// A trace: a per-rank graph of compute, collectives and sends (docs/formats.md, "Traces").
+/// Names, ranks, groups and units are checked here; cycles when the workload is laid out.
+TraceSpec load_trace(const std::string& path);
+TraceSpec parse_trace(const std::string& text, const std::string& path);
+
+/// A training scenario (scenarios/*.json). Names of networks, frameworks and topologies are
+/// resolved when it runs.
+ScenarioSpec load_scenario(const std::string& path);
+
+/// Whether a workload file is a trace (it has "ops") rather than a training scenario.
+bool is_trace_file(const std::string& path);
 
 }  // namespace topsim

@@ -58,6 +58,34 @@ void Catalog::add(NcclModel model) {
                          ":" + it->second.where.pointer + ")");
 }
 
+void Catalog::add(ComputeModel model) {
+  auto [it, fresh] = compute_.emplace(model.name, model);
+  if (!fresh)
+    throw InputError(model.where.file, model.where.pointer,
+                     "a second compute model for architecture '" + model.name + "' (first at " + it->second.where.file +
+                         ":" + it->second.where.pointer + ")");
+}
+
+void Catalog::add(Network network) { insert(networks_, std::move(network)); }
+void Catalog::add(FrameworkModel model) { insert(frameworks_, std::move(model)); }
+void Catalog::add(OptimizerModel model) { insert(optimizers_, std::move(model)); }
+
+const FrameworkModel& Catalog::framework(const std::string& name, const SourceRef& where) const {
+  return find(frameworks_, name, where, "training framework");
+}
+
+const OptimizerModel& Catalog::optimizer(const std::string& name, const SourceRef& where) const {
+  return find(optimizers_, name, where, "optimizer");
+}
+
+const ComputeModel& Catalog::compute(const std::string& architecture, const SourceRef& where) const {
+  return find(compute_, architecture, where, "compute model (by GPU architecture)");
+}
+
+const Network& Catalog::network(const std::string& name, const SourceRef& where) const {
+  return find(networks_, name, where, "network");
+}
+
 const NcclModel* Catalog::nccl(const std::string& architecture) const {
   auto it = nccl_.find(architecture);
   return it == nccl_.end() ? nullptr : &it->second;
@@ -112,6 +140,27 @@ void Catalog::check_references() const {
     expect_kind(*this, nic.port_model, LinkKind::network, nic.where.at("port_model"));
     expect_kind(*this, nic.pcie_model, LinkKind::pcie, nic.where.at("pcie"));
   }
+}
+
+}  // namespace topsim
+
+namespace topsim {
+
+const char* to_string(Layer::Kind kind) {
+  switch (kind) {
+    case Layer::Kind::conv: return "conv";
+    case Layer::Kind::linear: return "linear";
+    case Layer::Kind::matmul: return "matmul";
+    case Layer::Kind::elementwise: return "elementwise";
+    case Layer::Kind::embedding: return "embedding";
+  }
+  return "?";
+}
+
+double Network::params() const {
+  double total = 0;
+  for (const Layer& layer : layers) total += layer.params;
+  return total;
 }
 
 }  // namespace topsim

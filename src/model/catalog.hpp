@@ -7,14 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "model/network.hpp"
 #include "model/source_ref.hpp"
 
 namespace topsim {
 
 enum class LinkKind { nvlink, pcie, socket, numa, network };
 const char* to_string(LinkKind kind);
-
-using Sources = std::map<std::string, std::string>;
 
 struct LinkModel {
   std::string name;
@@ -52,6 +51,7 @@ struct GpuModel {
   bool peer_over_pcie = true;   ///< whether the driver allows P2P over PCIe (GeForce 40xx: no)
   double memory_B = 0;
   double memory_Bps = 0;
+  int sms = 0;                  ///< streaming multiprocessors (thread blocks of one wave)
   std::map<std::string, MathRate> math;  ///< by dtype key, e.g. "fp16_tensor"
   CopyModel copy;
   Sources sources;
@@ -124,6 +124,49 @@ struct NcclModel {
   const NcclProtocol* protocol(const std::string& name) const;
 };
 
+/// How kernels perform on one GPU architecture: the fraction of the datasheet peak they reach,
+/// and what shapes cost them (models/compute.json).
+struct ComputeModel {
+  std::string name;  ///< the architecture, e.g. "ampere"
+  std::string description;
+  double gemm_efficiency = 1;         ///< large well-shaped dense GEMM: fraction of peak dense math
+  double sparse_gemm_efficiency = 0;  ///< large 2:4 sparse GEMM: fraction of peak sparse math (0: none)
+  double conv_efficiency = 1;         ///< implicit-GEMM convolution relative to a GEMM of its shape
+  int tile_m = 128;                   ///< output rows of one thread block (wave and tile quantisation)
+  int tile_n = 128;                   ///< output columns of one thread block
+  double k_half = 0;                  ///< GEMM depth at which a block's main loop reaches half its rate
+  double memory_efficiency = 1;       ///< streaming kernels: fraction of HBM peak
+  double launch_s = 0;                ///< least time of one kernel (launch, ramp up and down)
+  Sources sources;
+  SourceRef where;
+};
+
+/// A data-parallel training framework: how it groups gradients for allreduce and what one
+/// distributed iteration costs beyond kernels and collectives (models/frameworks.json).
+struct FrameworkModel {
+  std::string name;
+  std::string description;
+  double bucket_B = 0;           ///< gradient bucket (PyTorch DDP bucket_cap_mb, Horovod fusion buffer)
+  double first_bucket_B = 0;     ///< the first (last layers') bucket, smaller so that comm starts early; 0 = bucket_B
+  std::string gradient_dtype;    ///< NCCL type gradients are all-reduced in by default
+  double step_overhead_s = 0;    ///< per distributed iteration, on every rank: synchronisation the engine does not see
+  /// Fraction of the unfused (eager, one kernel per layer) memory traffic of memory-bound
+  /// layers left after the framework's kernel fusion, in (0, 1].
+  double elementwise_traffic = 1;
+  Sources sources;
+  SourceRef where;
+};
+
+/// An optimizer step as memory traffic: bytes moved per parameter (master weights, gradients
+/// and states read, updated values written).
+struct OptimizerModel {
+  std::string name;
+  std::string description;
+  double bytes_per_param = 0;
+  Sources sources;
+  SourceRef where;
+};
+
 /// Every model of a models/ directory, looked up by name. Lookups that fail throw InputError
 /// at the given place with the list of known names.
 class Catalog {
@@ -134,6 +177,10 @@ class Catalog {
   void add(CpuModel model);
   void add(NicModel model);
   void add(NcclModel model);
+  void add(ComputeModel model);
+  void add(Network network);
+  void add(FrameworkModel model);
+  void add(OptimizerModel model);
 
   const LinkModel& link(const std::string& name, const SourceRef& where) const;
   const GpuModel& gpu(const std::string& name, const SourceRef& where) const;
@@ -142,6 +189,11 @@ class Catalog {
   const NicModel& nic(const std::string& name, const SourceRef& where) const;
   /// NCCL model of a GPU architecture, nullptr when models/ has none.
   const NcclModel* nccl(const std::string& architecture) const;
+  /// Compute model of a GPU architecture; InputError at `where` when models/ has none.
+  const ComputeModel& compute(const std::string& architecture, const SourceRef& where) const;
+  const Network& network(const std::string& name, const SourceRef& where) const;
+  const FrameworkModel& framework(const std::string& name, const SourceRef& where) const;
+  const OptimizerModel& optimizer(const std::string& name, const SourceRef& where) const;
 
   const std::map<std::string, LinkModel>& links() const { return links_; }
   const std::map<std::string, GpuModel>& gpus() const { return gpus_; }
@@ -149,6 +201,8 @@ class Catalog {
   const std::map<std::string, CpuModel>& cpus() const { return cpus_; }
   const std::map<std::string, NicModel>& nics() const { return nics_; }
   const std::map<std::string, NcclModel>& nccl_models() const { return nccl_; }
+  const std::map<std::string, ComputeModel>& compute_models() const { return compute_; }
+  const std::map<std::string, Network>& networks() const { return networks_; }
 
   /// Cross-references between models (a GPU's nvlink/pcie model names, a switch's NVLink model, a
   /// NIC's port model) must resolve to models of the right kind; throws InputError otherwise.
@@ -165,6 +219,10 @@ class Catalog {
   std::map<std::string, CpuModel> cpus_;
   std::map<std::string, NicModel> nics_;
   std::map<std::string, NcclModel> nccl_;  ///< by architecture (its own namespace, not a model name)
+  std::map<std::string, ComputeModel> compute_;  ///< by architecture, like nccl_
+  std::map<std::string, Network> networks_;
+  std::map<std::string, FrameworkModel> frameworks_;
+  std::map<std::string, OptimizerModel> optimizers_;
   std::map<std::string, SourceRef> names_;  ///< one namespace for all models, so a name is unambiguous
 };
 

@@ -125,4 +125,15 @@ std::string int_ranges(const std::vector<int>& values) {
   return out;
 }
 
+std::vector<std::string> split(std::string_view text, char separator) {
+  std::vector<std::string> parts;
+  std::size_t begin = 0;
+  for (;;) {
+    std::size_t end = text.find(separator, begin);
+    parts.emplace_back(text.substr(begin, end == std::string_view::npos ? std::string_view::npos : end - begin));
+    if (end == std::string_view::npos) return parts;
+    begin = end + 1;
+  }
+}
+
 }  // namespace topsim

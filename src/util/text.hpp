@@ -14,6 +14,9 @@ std::string shortest(double value);
 
 std::string join(const std::vector<std::string>& parts, std::string_view separator);
 
+/// Parts of `text` between separators, empty parts kept ("a,,b" gives "a", "", "b").
+std::vector<std::string> split(std::string_view text, char separator);
+
 /// Levenshtein distance, used to suggest the closest known name for a typo.
 std::size_t edit_distance(std::string_view a, std::string_view b);
 

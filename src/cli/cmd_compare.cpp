@@ -1,0 +1,136 @@
+// topsim compare: one training scenario across topologies and what-ifs (GPU model, NIC model
+// and count, server count), side by side, each column's throughput against the first's.
+#include <map>
+#include <memory>
+
+#include "cli/workload_common.hpp"
+#include "io/io.hpp"
+#include "util/error.hpp"
+#include "util/text.hpp"
+
+namespace topsim {
+
+namespace {
+
+struct CompareArgs {
+  std::string scenario;
+  std::string format;
+  std::string topologies, gpus_models, nics, nics_per_node;
+  std::string gpus, nodes;
+};
+
+std::vector<std::string> names_option(const std::string& text) {
+  if (text.empty()) return {""};
+  std::vector<std::string> names = split(text, ',');
+  for (const auto& n : names)
+    if (n.empty()) throw UsageError("empty name in list '" + text + "'");
+  return names;
+}
+
+std::vector<int> counts_of(const std::string& text, const char* option) {
+  std::vector<int> counts;
+  try {
+    counts = parse_int_list(text);
+  } catch (const ParseError& e) {
+    throw UsageError(std::string(option) + ": " + e.what());
+  }
+  for (std::size_t i = 0; i < counts.size(); ++i)
+    if (counts[i] < 1 || (i > 0 && counts[i] <= counts[i - 1]))
+      throw UsageError(std::string(option) + ": counts are 1 or more and rise");
+  return counts;
+}
+
+}  // namespace
+
+void add_compare_command(CLI::App& app, Context& context) {
+  CLI::App* compare = app.add_subcommand("compare", "One training scenario across topologies and what-ifs, side by side");
+  auto args = std::make_shared<CompareArgs>();
+  compare->add_option("scenario", args->scenario, "Training scenario (scenarios/*.json)")->required()->check(CLI::ExistingFile);
+  add_format_option(*compare, args->format);
+  compare->add_option("--topologies", args->topologies, "Topologies to compare, e.g. dgx-a100,hgx-a800,dgx2");
+  compare->add_option("--gpu", args->gpus_models, "GPU models to compare (each replaces every GPU), e.g. a100,a800");
+  compare->add_option("--nic", args->nics, "NIC models or port types to compare, e.g. hdr200,ndr");
+  compare->add_option("--nics-per-node", args->nics_per_node, "NICs per server to compare, e.g. 8,4,2");
+  compare->add_option("--gpus", args->gpus, "GPU counts in one server (replaces the scenario's)");
+  compare->add_option("--nodes", args->nodes, "Server counts (replaces the scenario's)");
+  compare->callback([args, &context]() {
+    Format format = parse_format(args->format);
+    ScenarioSpec scenario = load_scenario(args->scenario);
+    if (!args->gpus.empty() && !args->nodes.empty()) throw UsageError("give --gpus or --nodes, not both");
+    if (!args->gpus.empty()) {
+      scenario.gpus = counts_of(args->gpus, "--gpus");
+      scenario.nodes.clear();
+    }
+    if (!args->nodes.empty()) {
+      scenario.nodes = counts_of(args->nodes, "--nodes");
+      scenario.gpus.clear();
+    }
+    std::vector<int> per_node;
+    for (const std::string& k : names_option(args->nics_per_node)) {
+      if (k.empty()) {
+        per_node.push_back(0);
+        continue;
+      }
+      std::vector<int> one = counts_of(k, "--nics-per-node");
+      per_node.push_back(one.front());
+    }
+    // Every combination of the listed values, first values first; the scenario's own settings
+    // (its first variant) fill what is not listed.
+    const Variant base = scenario.variants.front();
+    std::vector<Variant> variants;
+    for (const std::string& topology : names_option(args->topologies))
+      for (const std::string& gpu : names_option(args->gpus_models))
+        for (const std::string& nic : names_option(args->nics))
+          for (int k : per_node) {
+            Variant v = base;
+            std::vector<std::string> parts;
+            if (!topology.empty()) parts.push_back(v.topology = topology);
+            if (!gpu.empty()) parts.push_back(v.gpu = gpu);
+            if (!nic.empty()) parts.push_back(v.nic = nic);
+            if (k > 0) {
+              v.nics_per_node = k;
+              parts.push_back(std::to_string(k) + " NICs");
+            }
+            v.name = parts.empty() ? base.name : join(parts, "/");
+            variants.push_back(v);
+          }
+    if (variants.size() < 2)
+      throw UsageError("nothing to compare: list two or more values in --topologies, --gpu, --nic or --nics-per-node");
+    scenario.variants = variants;
+
+    Simulator simulator;
+    std::vector<ScenarioPoint> points = run_scenario_points(scenario, context, simulator);
+    if (format != Format::table) {
+      context.out = scenario_table(points, format).render(format);
+      return;
+    }
+    const bool by_nodes = scenario.gpus.empty();
+    std::vector<Column> columns = {{by_nodes ? "nodes" : "gpus"}};
+    for (const Variant& v : variants) {
+      columns.push_back({v.name, 1});
+      if (&v != &variants.front()) columns.push_back({"ratio", 3});
+    }
+    Table table(columns);
+    std::map<int, std::vector<const ScenarioPoint*>> by_count;
+    for (const ScenarioPoint& p : points) by_count[p.count].push_back(&p);
+    for (const auto& [count, row_points] : by_count) {
+      std::vector<Cell> row = {static_cast<long long>(count)};
+      double first = row_points.front()->throughput;
+      for (std::size_t i = 0; i < row_points.size(); ++i) {
+        row.push_back(row_points[i]->throughput);
+        if (i > 0) row.push_back(first > 0 ? row_points[i]->throughput / first : 0.0);
+      }
+      table.add_row(row);
+    }
+    Catalog catalog = context.catalog();
+    const Network& net = catalog.network(scenario.training.network, scenario.where.at("training").at("network"));
+    std::string text = "# topsim compare: " + scenario.description + "\n# throughput in " + net.sample +
+                       "s/s per " + (by_nodes ? "server count" : "GPU count") +
+                       "; ratio: against the first column\n";
+    for (const ScenarioPoint* p : by_count.begin()->second)
+      text += "# " + p->variant + ": " + p->topology + ", " + p->gpu + "\n";
+    context.out = text + table.to_text();
+  });
+}
+
+}  // namespace topsim

@@ -1,0 +1,148 @@
+// topsim run: replays a workload. A training scenario becomes one generated iteration per
+// point (variants x GPU or server counts); a trace is replayed as written on a topology.
+#include <memory>
+
+#include "cli/coll_common.hpp"
+#include "cli/workload_common.hpp"
+#include "io/io.hpp"
+#include "util/error.hpp"
+#include "util/text.hpp"
+#include "workload/training.hpp"
+
+namespace topsim {
+
+namespace {
+
+struct RunArgs {
+  std::string file;
+  std::string format;
+  std::string topology;
+  std::string gpu;
+  std::string gpus;
+  ScaleOut scale;
+  std::string nodes;
+  bool no_p2p = false;
+  bool no_gdr = false;
+};
+
+std::vector<int> counts_option(const std::string& text, const char* option) {
+  std::vector<int> counts;
+  try {
+    counts = parse_int_list(text);
+  } catch (const ParseError& e) {
+    throw UsageError(std::string(option) + ": " + e.what());
+  }
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    if (counts[i] < 1) throw UsageError(std::string(option) + ": " + std::to_string(counts[i]) + " is not a count (1 or more)");
+    if (i > 0 && counts[i] <= counts[i - 1])
+      throw UsageError(std::string(option) + ": counts must rise (" + std::to_string(counts[i - 1]) + " then " +
+                       std::to_string(counts[i]) + ")");
+  }
+  return counts;
+}
+
+std::string scenario_header(const ScenarioSpec& s, const Catalog& catalog) {
+  const TrainingSpec& t = s.training;
+  const Network& net = catalog.network(t.network, s.where.at("training").at("network"));
+  const FrameworkModel& fw = catalog.framework(t.framework, s.where.at("training").at("framework"));
+  TrainingTypes types = training_types(t, fw);
+  std::string text = "# topsim run: " + s.description + "\n";
+  text += "# " + net.name + " (" + fixed(net.params() / 1e6, 1) + " M parameters), " + fixed(t.batch_per_gpu, 0) + " " +
+          net.sample + "s per GPU, " + t.precision + " (" + types.math_dtype + " math), " + fw.name + " (buckets of " +
+          fixed(t.bucket_B.value_or(fw.bucket_B) / (1 << 20), 0) + " MiB, gradients in " + types.gradient_dtype +
+          "), " + t.optimizer + "\n";
+  if (t.step_time_s) text += "# kernel times scaled to the measured one-GPU step of " + fixed(*t.step_time_s * 1e3, 2) + " ms\n";
+  text += "# throughput in " + net.sample + "s/s; speedup over one GPU of the same variant; vs_first: throughput "
+          "over the first variant's at the same count\n";
+  return text;
+}
+
+void run_trace(const RunArgs& args, Context& context, Format format) {
+  if (args.topology.empty()) throw UsageError("a trace names no topology: give --topology NAME|PATH");
+  TraceSpec trace = load_trace(args.file);
+  Catalog catalog = context.catalog();
+  Topology topology = context.topology(args.topology, args.scale, args.gpu);
+  ReplayOptions options;
+  options.routes.peer_access = !args.no_p2p;
+  options.routes.gpu_direct = !args.no_gdr;
+  Replay replay(topology, catalog, trace, options);
+  Simulator simulator;
+  std::size_t platform = simulator.add_platform(topology, replay.routes(), replay.needs());
+  PlatformRunner runner(simulator, platform);
+  ReplayResult r = replay.run(runner);
+  bool seconds = format != Format::table;
+  double unit = seconds ? 1 : 1e3;
+  std::string suffix = seconds ? "_s" : "_ms";
+  int digits = seconds ? 6 : 3;
+  Table table({{"ranks"},
+               {"nodes"},
+               {"iteration" + suffix, digits},
+               {"compute" + suffix, digits},
+               {"exposed_comm" + suffix, digits},
+               {"comm" + suffix, digits},
+               {"collectives"},
+               {"throughput", 1},
+               {"algorithms"}});
+  int nodes = 0;
+  for (int g = 0; g < trace.ranks; ++g) nodes = std::max(nodes, topology.node_of(g) + 1);
+  table.add_row({static_cast<long long>(trace.ranks), static_cast<long long>(nodes), r.iteration_s * unit,
+                 r.compute_s * unit, r.exposed_comm_s * unit, r.comm_s * unit, static_cast<long long>(r.collectives),
+                 trace.samples > 0 ? trace.samples / r.iteration_s : 0.0, r.algorithms.empty() ? std::string("-") : r.algorithms});
+  if (format != Format::table) {
+    context.out = table.render(format);
+    return;
+  }
+  context.out = "# topsim run: trace " + args.file + (trace.description.empty() ? "" : " (" + trace.description + ")") +
+                " on " + topology.name() + "\n# throughput: the trace's samples per second (0 when it declares none)\n" +
+                table.to_text();
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, Context& context) {
+  CLI::App* run = app.add_subcommand("run", "Replay a workload: a training scenario (iteration time, throughput, scaling) or a trace");
+  auto args = std::make_shared<RunArgs>();
+  run->add_option("file", args->file, "Scenario (scenarios/*.json) or trace file")->required()->check(CLI::ExistingFile);
+  add_format_option(*run, args->format);
+  run->add_option("--topology", args->topology, "Topology: replaces the scenario's; required for a trace");
+  run->add_option("--gpu", args->gpu, "What-if: replace every GPU's model (models/gpus.json)");
+  run->add_option("--gpus", args->gpus, "Scenario: GPU counts in one server, rising (1,2,4,8 or 1-8)");
+  run->add_option("--nodes", args->nodes, "Scenario: server counts, rising; trace: servers to replicate");
+  run->add_option("--nic", args->scale.nic, "What-if: replace every NIC (a NIC model or edr, hdr200, ndr, 100gbe, ...)");
+  run->add_option("--nics-per-node", args->scale.nics_per_node, "What-if: use the first K NICs of each server")
+      ->check(CLI::Range(1, 64));
+  run->add_flag("--no-p2p", args->no_p2p, "NCCL without peer access (through host memory)");
+  run->add_flag("--no-gdr", args->no_gdr, "NIC traffic staged through host memory (no GPUDirect RDMA)");
+  run->callback([args, &context]() {
+    Format format = parse_format(args->format);
+    if (is_trace_file(args->file)) {
+      if (!args->gpus.empty()) throw UsageError("--gpus: a trace has its own ranks");
+      if (!args->nodes.empty()) args->scale.nodes = counts_option(args->nodes, "--nodes").back();
+      run_trace(*args, context, format);
+      return;
+    }
+    if (args->no_p2p || args->no_gdr) throw UsageError("--no-p2p and --no-gdr apply to traces; scenarios run NCCL's defaults");
+    ScenarioSpec scenario = load_scenario(args->file);
+    if (!args->topology.empty()) scenario.topology = args->topology;
+    if (!args->gpus.empty() && !args->nodes.empty()) throw UsageError("give --gpus or --nodes, not both");
+    if (!args->gpus.empty()) {
+      scenario.gpus = counts_option(args->gpus, "--gpus");
+      scenario.nodes.clear();
+    }
+    if (!args->nodes.empty()) {
+      scenario.nodes = counts_option(args->nodes, "--nodes");
+      scenario.gpus.clear();
+    }
+    for (Variant& v : scenario.variants) {
+      if (v.gpu.empty()) v.gpu = args->gpu;
+      if (v.nic.empty()) v.nic = args->scale.nic;
+      if (v.nics_per_node == 0) v.nics_per_node = args->scale.nics_per_node;
+    }
+    Simulator simulator;
+    std::vector<ScenarioPoint> points = run_scenario_points(scenario, context, simulator);
+    Table table = scenario_table(points, format);
+    context.out = format == Format::table ? scenario_header(scenario, context.catalog()) + table.to_text() : table.render(format);
+  });
+}
+
+}  // namespace topsim

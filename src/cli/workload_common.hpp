@@ -1,0 +1,20 @@
+#pragma once
+// What `run` and `compare` share: running a scenario's points on one engine, and its table.
+#include <string>
+#include <vector>
+
+#include "cli/common.hpp"
+#include "engine/simulator.hpp"
+#include "workload/scenario.hpp"
+
+namespace topsim {
+
+/// Runs every point of a scenario on `simulator` (topologies through the context).
+std::vector<ScenarioPoint> run_scenario_points(const ScenarioSpec& scenario, const Context& context, Simulator& simulator);
+
+/// One row per point: variant, topology, GPUs, servers, iteration time and its parts,
+/// throughput, speedup and efficiency, and the ratio to the first variant's throughput at the
+/// same point. `table` format shows milliseconds; csv and json carry seconds (`iteration_s`).
+Table scenario_table(const std::vector<ScenarioPoint>& points, Format format);
+
+}  // namespace topsim

@@ -1,0 +1,123 @@
+#pragma once
+// Internal to io: what every model reader of models/*.json shares. Each model cites a source for
+// every parameter it sets; read_model() wraps a model-specific body with that check.
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "io/json_reader.hpp"
+#include "model/catalog.hpp"
+#include "util/text.hpp"
+
+namespace topsim {
+
+// Each model lists the parameters it set (dotted paths such as "memory.bandwidth"); its
+// "sources" object must cite every one of them, by the same path or by a parent ("memory"),
+// and may not cite parameters that do not exist. A number without a source is a defect.
+class SourcedParameters {
+ public:
+  /// While alive, parameters are registered under "prefix." (e.g. "copy.write_latency").
+  class Prefix {
+   public:
+    Prefix(SourcedParameters& params, const std::string& prefix) : params_(params), saved_(params.prefix_) {
+      params_.prefix_ = prefix + ".";
+    }
+    ~Prefix() { params_.prefix_ = saved_; }
+    Prefix(const Prefix&) = delete;
+    Prefix& operator=(const Prefix&) = delete;
+
+   private:
+    SourcedParameters& params_;
+    std::string saved_;
+  };
+
+  void add(const std::string& key) { paths_.push_back(prefix_ + key); }
+
+  // Read a parameter and register it in one step.
+  double quantity(ObjectReader& r, const std::string& key, Quantity kind) {
+    add(key);
+    return r.quantity(key, kind);
+  }
+  std::optional<double> optional_quantity(ObjectReader& r, const std::string& key, Quantity kind) {
+    auto value = r.optional_quantity(key, kind);
+    if (value) add(key);
+    return value;
+  }
+  int integer(ObjectReader& r, const std::string& key, int min, int max) {
+    add(key);
+    return r.integer(key, min, max);
+  }
+  std::string string(ObjectReader& r, const std::string& key) {
+    add(key);
+    return r.string(key);
+  }
+
+  Sources read(ObjectReader& reader) const {
+    const Json& value = reader.required("sources");
+    SourceRef where = reader.at("sources");
+    expect_object(value, where);
+    Sources sources;
+    for (const auto& item : value.items()) sources[item.key()] = read_string(item.value(), where.at(item.key()));
+    for (const auto& [key, text] : sources) {
+      bool names_parameter = std::any_of(paths_.begin(), paths_.end(), [&](const std::string& path) {
+        return path == key || path.rfind(key + ".", 0) == 0;
+      });
+      if (!names_parameter)
+        fail(where.at(key), "source given for '" + key + "', which is not a parameter of this model; parameters: " +
+                                join(paths_, ", "));
+    }
+    for (const auto& path : paths_) {
+      bool cited = false;
+      for (std::string prefix = path;; prefix = prefix.substr(0, prefix.rfind('.'))) {
+        if (sources.count(prefix) != 0) cited = true;
+        if (cited || prefix.find('.') == std::string::npos) break;
+      }
+      if (!cited) fail(where, "no source for parameter '" + path + "'; every number in models/ says where it came from");
+    }
+    return sources;
+  }
+
+ private:
+  std::vector<std::string> paths_;
+  std::string prefix_;
+};
+
+template <typename Enum>
+Enum read_enum(ObjectReader& reader, const std::string& key, const std::vector<std::pair<std::string, Enum>>& names) {
+  std::string text = reader.string(key);
+  std::vector<std::string> valid;
+  for (const auto& [name, value] : names) {
+    if (name == text) return value;
+    valid.push_back(name);
+  }
+  fail(reader.at(key), unknown_name_message(key, text, valid));
+}
+
+// Reads what every model has (name, place, description, cited sources) around the
+// model-specific body, which registers each parameter it reads with `params`.
+template <typename Model, typename Body>
+Model read_model(const std::string& name, const Json& value, const SourceRef& where, Body body) {
+  ObjectReader r(value, where);
+  Model m;
+  m.name = name;
+  m.where = where;
+  m.description = r.string("description");
+  SourcedParameters params;
+  body(r, m, params);
+  m.sources = params.read(r);
+  r.finish();
+  return m;
+}
+
+
+/// Readers of the sections of models/*.json that live in their own files (one model each).
+ComputeModel read_compute(const std::string& name, const Json& value, const SourceRef& where);
+Network read_network(const std::string& name, const Json& value, const SourceRef& where);
+FrameworkModel read_framework(const std::string& name, const Json& value, const SourceRef& where);
+OptimizerModel read_optimizer(const std::string& name, const Json& value, const SourceRef& where);
+
+/// The GPU architectures topsim knows, in generation order.
+const std::vector<std::string>& known_architectures();
+
+}  // namespace topsim

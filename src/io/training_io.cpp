@@ -1,0 +1,36 @@
+// models/frameworks.json: training frameworks and optimizers.
+#include "io/model_reader.hpp"
+
+namespace topsim {
+
+namespace {
+// NCCL type names a framework may all-reduce gradients in.
+const std::vector<std::string>& gradient_dtypes() {
+  static const std::vector<std::string> names = {"float", "half", "bfloat16"};
+  return names;
+}
+}  // namespace
+
+FrameworkModel read_framework(const std::string& name, const Json& value, const SourceRef& where) {
+  return read_model<FrameworkModel>(name, value, where, [](ObjectReader& r, FrameworkModel& m, SourcedParameters& params) {
+    m.bucket_B = params.quantity(r, "bucket", Quantity::size);
+    if (m.bucket_B <= 0) fail(r.at("bucket"), "a gradient bucket holds at least one byte");
+    m.first_bucket_B = params.optional_quantity(r, "first_bucket", Quantity::size).value_or(0);
+    m.gradient_dtype = params.string(r, "gradient_dtype");
+    const auto& valid = gradient_dtypes();
+    if (std::find(valid.begin(), valid.end(), m.gradient_dtype) == valid.end())
+      fail(r.at("gradient_dtype"), unknown_name_message("gradient_dtype", m.gradient_dtype, valid));
+    m.step_overhead_s = params.quantity(r, "step_overhead", Quantity::time);
+    m.elementwise_traffic = r.number("elementwise_traffic", 0, 1, true);
+    params.add("elementwise_traffic");
+  });
+}
+
+OptimizerModel read_optimizer(const std::string& name, const Json& value, const SourceRef& where) {
+  return read_model<OptimizerModel>(name, value, where, [](ObjectReader& r, OptimizerModel& m, SourcedParameters& params) {
+    m.bytes_per_param = r.number("bytes_per_param", 0, 1024, true);
+    params.add("bytes_per_param");
+  });
+}
+
+}  // namespace topsim

@@ -1,0 +1,105 @@
+#include "workload/scenario.hpp"
+
+#include "util/error.hpp"
+#include "workload/training.hpp"
+
+namespace topsim {
+
+namespace {
+
+struct Pending {
+  ScenarioPoint point;
+  std::unique_ptr<Topology> topology;
+  std::unique_ptr<TraceSpec> trace;
+  std::unique_ptr<Replay> replay;
+  std::unique_ptr<Runner> runner;
+  bool baseline = false;  ///< the variant's one-GPU point, kept only for speedup
+};
+
+TrainingSpec variant_training(const ScenarioSpec& scenario, const Variant& v) {
+  TrainingSpec t = scenario.training;
+  if (v.sparsity) t.sparsity = *v.sparsity;
+  if (v.batch_per_gpu) t.batch_per_gpu = *v.batch_per_gpu;
+  return t;
+}
+
+}  // namespace
+
+std::vector<ScenarioPoint> run_scenario(const ScenarioSpec& scenario, const Catalog& catalog,
+                                        const TopologyFactory& topologies, const PlatformFactory& platforms) {
+  const SourceRef training_at = scenario.where.at("training");
+  TrainingSetup setup;
+  setup.network = &catalog.network(scenario.training.network, training_at.at("network"));
+  setup.framework = &catalog.framework(scenario.training.framework, training_at.at("framework"));
+  setup.optimizer = &catalog.optimizer(scenario.training.optimizer, training_at.at("optimizer"));
+
+  // A measured one-GPU step scales every modelled kernel of the scenario's own GPU so that its
+  // one-GPU iteration takes that long; other GPUs keep their modelled ratio to it.
+  double compute_scale = 1;
+  if (scenario.training.step_time_s) {
+    Topology base = topologies(scenario.topology, {}, "");
+    TraceSpec one = training_trace(scenario.training, setup, 1);
+    Replay replay(base, catalog, one);
+    compute_scale = *scenario.training.step_time_s / replay.rank0_compute_s();
+  }
+
+  std::vector<Pending> pending;
+  auto add = [&](const Variant& v, const ScaleOut& scale, int ranks, int nodes, bool baseline) {
+    Pending p;
+    p.baseline = baseline;
+    std::string topology = v.topology.empty() ? scenario.topology : v.topology;
+    p.topology = std::make_unique<Topology>(topologies(topology, scale, v.gpu));
+    if (ranks > p.topology->gpu_count())
+      throw InputError(scenario.where.file, scenario.gpus.empty() ? "/nodes" : "/gpus",
+                       std::to_string(ranks) + " GPUs asked; " + p.topology->name() + " has " +
+                           std::to_string(p.topology->gpu_count()));
+    if (ranks < 0) ranks = p.topology->gpu_count();
+    TrainingSpec training = variant_training(scenario, v);
+    p.trace = std::make_unique<TraceSpec>(training_trace(training, setup, ranks));
+    p.trace->where = scenario.where;
+    ReplayOptions options;
+    options.compute_scale = compute_scale;
+    p.replay = std::make_unique<Replay>(*p.topology, catalog, *p.trace, options);
+    p.runner = platforms(*p.topology, p.replay->routes(), p.replay->needs());
+    p.point.variant = v.name;
+    p.point.topology = p.topology->name();
+    p.point.gpu = p.topology->gpu_model(0).name;
+    p.point.gpus = ranks;
+    p.point.count = scenario.gpus.empty() ? nodes : ranks;
+    p.point.nodes = nodes;
+    p.point.batch_per_gpu = training.batch_per_gpu;
+    p.point.gradient_B = gradient_bytes(training, setup);
+    pending.push_back(std::move(p));
+  };
+  for (const Variant& v : scenario.variants) {
+    ScaleOut what_if;
+    what_if.nic = v.nic;
+    what_if.nics_per_node = v.nics_per_node;
+    bool one_gpu_first = !scenario.gpus.empty() && scenario.gpus.front() == 1;
+    if (!one_gpu_first) add(v, {}, 1, 1, true);
+    if (!scenario.gpus.empty()) {
+      for (int g : scenario.gpus) add(v, what_if.any() ? what_if : ScaleOut{}, g, 1, false);
+    } else {
+      for (int n : scenario.nodes) {
+        ScaleOut scale = what_if;
+        scale.nodes = n;
+        add(v, scale, -1, n, false);
+      }
+    }
+  }
+
+  std::vector<ScenarioPoint> points;
+  double one_gpu = 0;
+  for (Pending& p : pending) {
+    p.point.replay = p.replay->run(*p.runner);
+    const double samples = p.point.batch_per_gpu * p.point.gpus;
+    p.point.throughput = p.point.replay.iteration_s > 0 ? samples / p.point.replay.iteration_s : 0;
+    if (p.point.gpus == 1) one_gpu = p.point.throughput;
+    p.point.speedup = one_gpu > 0 ? p.point.throughput / one_gpu : 0;
+    p.point.efficiency = p.point.speedup / p.point.gpus;
+    if (!p.baseline) points.push_back(p.point);
+  }
+  return points;
+}
+
+}  // namespace topsim

@@ -1,0 +1,42 @@
+#pragma once
+// A training scenario run point by point: every variant at every GPU or server count, each
+// point one replay of a generated iteration, plus each variant's one-GPU baseline for speedup.
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/workload_spec.hpp"
+#include "workload/replay.hpp"
+
+namespace topsim {
+
+struct ScenarioPoint {
+  std::string variant;
+  std::string topology;     ///< the topology's name
+  std::string gpu;          ///< GPU model of rank 0
+  int count = 0;            ///< the scenario's count this point is for (a GPU or a server count)
+  int gpus = 0;
+  int nodes = 1;
+  double batch_per_gpu = 0;
+  ReplayResult replay;
+  double gradient_B = 0;    ///< bytes all-reduced per iteration
+  double throughput = 0;    ///< samples per second
+  double speedup = 0;       ///< throughput over the variant's one-GPU throughput
+  double efficiency = 0;    ///< speedup / gpus
+};
+
+/// Builds a topology (a bundled name or path) with a scale-out and a GPU what-if.
+using TopologyFactory =
+    std::function<Topology(const std::string& topology, const ScaleOut& scale, const std::string& gpu)>;
+/// Adds a platform for a topology to the engine and returns a runner bound to it. Every
+/// platform is added before the first run.
+using PlatformFactory =
+    std::function<std::unique_ptr<Runner>(const Topology& topology, const RouteOptions& routes, const PlatformNeeds& needs)>;
+
+/// Runs every point of a scenario, variants in file order, counts rising. InputError at the
+/// scenario's keys for unknown networks, frameworks, optimizers, precisions a GPU lacks.
+std::vector<ScenarioPoint> run_scenario(const ScenarioSpec& scenario, const Catalog& catalog,
+                                        const TopologyFactory& topologies, const PlatformFactory& platforms);
+
+}  // namespace topsim
