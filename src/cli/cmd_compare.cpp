@@ -45,7 +45,7 @@ std::vector<int> counts_of(const std::string& text, const char* option) {
 void add_compare_command(CLI::App& app, Context& context) {
   CLI::App* compare = app.add_subcommand("compare", "One training scenario across topologies and what-ifs, side by side");
   auto args = std::make_shared<CompareArgs>();
-  compare->add_option("scenario", args->scenario, "Training scenario (scenarios/*.json)")->required()->check(CLI::ExistingFile);
+  compare->add_option("scenario", args->scenario, "Training scenario: a path or a bundled name")->required();
   add_format_option(*compare, args->format);
   compare->add_option("--topologies", args->topologies, "Topologies to compare, e.g. dgx-a100,hgx-a800,dgx2");
   compare->add_option("--gpu", args->gpus_models, "GPU models to compare (each replaces every GPU), e.g. a100,a800");
@@ -55,7 +55,7 @@ void add_compare_command(CLI::App& app, Context& context) {
   compare->add_option("--nodes", args->nodes, "Server counts (replaces the scenario's)");
   compare->callback([args, &context]() {
     Format format = parse_format(args->format);
-    ScenarioSpec scenario = load_scenario(args->scenario);
+    ScenarioSpec scenario = load_scenario(context.scenario_path(args->scenario));
     if (!args->gpus.empty() && !args->nodes.empty()) throw UsageError("give --gpus or --nodes, not both");
     if (!args->gpus.empty()) {
       scenario.gpus = counts_of(args->gpus, "--gpus");

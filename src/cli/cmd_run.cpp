@@ -102,7 +102,7 @@ void run_trace(const RunArgs& args, Context& context, Format format) {
 void add_run_command(CLI::App& app, Context& context) {
   CLI::App* run = app.add_subcommand("run", "Replay a workload: a training scenario (iteration time, throughput, scaling) or a trace");
   auto args = std::make_shared<RunArgs>();
-  run->add_option("file", args->file, "Scenario (scenarios/*.json) or trace file")->required()->check(CLI::ExistingFile);
+  run->add_option("file", args->file, "Scenario or trace: a path or a bundled scenario name (resnet50-dgx-a100)")->required();
   add_format_option(*run, args->format);
   run->add_option("--topology", args->topology, "Topology: replaces the scenario's; required for a trace");
   run->add_option("--gpu", args->gpu, "What-if: replace every GPU's model (models/gpus.json)");
@@ -115,6 +115,7 @@ void add_run_command(CLI::App& app, Context& context) {
   run->add_flag("--no-gdr", args->no_gdr, "NIC traffic staged through host memory (no GPUDirect RDMA)");
   run->callback([args, &context]() {
     Format format = parse_format(args->format);
+    args->file = context.scenario_path(args->file);
     if (is_trace_file(args->file)) {
       if (!args->gpus.empty()) throw UsageError("--gpus: a trace has its own ranks");
       if (!args->nodes.empty()) args->scale.nodes = counts_option(args->nodes, "--nodes").back();
@@ -141,7 +142,14 @@ void add_run_command(CLI::App& app, Context& context) {
     Simulator simulator;
     std::vector<ScenarioPoint> points = run_scenario_points(scenario, context, simulator);
     Table table = scenario_table(points, format);
-    context.out = format == Format::table ? scenario_header(scenario, context.catalog()) + table.to_text() : table.render(format);
+    std::vector<std::string> what_if;
+    if (!args->topology.empty()) what_if.push_back("--topology " + args->topology);
+    if (!args->gpu.empty()) what_if.push_back("--gpu " + args->gpu);
+    if (!args->scale.nic.empty()) what_if.push_back("--nic " + args->scale.nic);
+    if (args->scale.nics_per_node > 0) what_if.push_back("--nics-per-node " + std::to_string(args->scale.nics_per_node));
+    std::string header = scenario_header(scenario, context.catalog());
+    if (!what_if.empty()) header += "# what-if: " + join(what_if, ", ") + "\n";
+    context.out = format == Format::table ? header + table.to_text() : table.render(format);
   });
 }
 

@@ -100,7 +100,14 @@ void add_validate_command(CLI::App& app, Context& context) {
       rows.insert(rows.end(), loaded.rows.begin(), loaded.rows.end());
       targets.insert(targets.end(), loaded.targets.begin(), loaded.targets.end());
     }
-    auto results = evaluate(rows, [&](const std::string& name, const ScaleOut& scale) { return context.topology(name, scale); });
+    Catalog catalog = context.catalog();
+    EvaluationInputs inputs;
+    inputs.topology = [&](const std::string& name, const ScaleOut& scale, const std::string& gpu) {
+      return context.topology(name, scale, gpu);
+    };
+    inputs.scenario = [&](const std::string& name) { return load_scenario(context.scenario_path(name)); };
+    inputs.catalog = &catalog;
+    auto results = evaluate(rows, inputs);
     auto target_results = check_targets(targets, results);
     if (args->format == "markdown") {
       context.out = results_table(results, true).to_markdown() + "\n" + summary_text(results, target_results);

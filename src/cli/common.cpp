@@ -30,6 +30,14 @@ std::string Context::topology_path(const std::string& path_or_name) const {
   throw InputError(path_or_name, "", message);
 }
 
+std::string Context::scenario_path(const std::string& path_or_name) const {
+  std::error_code ec;
+  if (std::filesystem::exists(path_or_name, ec)) return path_or_name;
+  std::string bundled = data_dir + "/scenarios/" + path_or_name + ".json";
+  if (path_or_name.find('/') == std::string::npos && std::filesystem::exists(bundled, ec)) return bundled;
+  return path_or_name;  // reading it reports that it is missing
+}
+
 Topology Context::topology(const std::string& path_or_name, const ScaleOut& scale, const std::string& gpu_model) const {
   Catalog models = catalog();
   if (is_flat_name(path_or_name)) {

@@ -26,6 +26,8 @@ struct Context {
   /// `gpu_model`, when given, replaces every GPU's model (a what-if).
   Topology topology(const std::string& path_or_name, const ScaleOut& scale = {}, const std::string& gpu_model = "") const;
   std::string topology_path(const std::string& path_or_name) const;
+  /// A path to a scenario, or the name of a bundled one ("resnet50-dgx-a100").
+  std::string scenario_path(const std::string& path_or_name) const;
 };
 
 /// A message size given to `option` (nccl-tests syntax: 8, 1K, 256M); UsageError naming the option.

@@ -17,38 +17,46 @@ ValidationRow read_row(const Json& value, const SourceRef& where) {
   row.where = where;
   row.id = r.string("id");
   row.kind = r.string("kind");
-  one_of(r, "kind", row.kind, {"p2p", "coll"});
-  row.topology = r.string("topology");
-  row.metric = r.string("metric");
-  row.size_B = r.quantity("size", Quantity::size);
-  row.peer_access = r.boolean("peer_access");
-  if (row.kind == "p2p") {
-    one_of(r, "metric", row.metric, {"uni_GBps", "bi_GBps", "latency_us"});
-    row.src = r.integer("src", 0, 1 << 20);
-    row.dst = r.integer("dst", 0, 1 << 20);
-    if (row.src == row.dst) fail(r.at("dst"), "src and dst must differ");
-    row.method = r.string("method");
-    one_of(r, "method", row.method, {"write", "memcpy"});
+  one_of(r, "kind", row.kind, {"p2p", "coll", "training"});
+  if (row.kind == "training") {
+    row.scenario = r.string("scenario");
+    row.variant = r.optional_string("variant").value_or("");
+    row.count = r.integer("count", 1, 1 << 20);
+    row.metric = r.string("metric");
+    one_of(r, "metric", row.metric, {"throughput", "speedup"});
   } else {
-    one_of(r, "metric", row.metric, {"busbw_GBps", "time_us"});
-    row.op = r.string("op");
-    const Json& gpus = r.required("gpus");
-    if (gpus.is_number_integer()) {
-      int n = r.integer("gpus", 1, 1 << 20);
-      for (int g = 0; g < n; ++g) row.gpus.push_back(g);
+    row.topology = r.string("topology");
+    row.metric = r.string("metric");
+    row.size_B = r.quantity("size", Quantity::size);
+    row.peer_access = r.boolean("peer_access");
+    if (row.kind == "p2p") {
+      one_of(r, "metric", row.metric, {"uni_GBps", "bi_GBps", "latency_us"});
+      row.src = r.integer("src", 0, 1 << 20);
+      row.dst = r.integer("dst", 0, 1 << 20);
+      if (row.src == row.dst) fail(r.at("dst"), "src and dst must differ");
+      row.method = r.string("method");
+      one_of(r, "method", row.method, {"write", "memcpy"});
     } else {
-      row.gpus = read_array(r, "gpus", [](const Json& v, const SourceRef& at) {
-        if (!v.is_number_integer() || v.get<long long>() < 0) fail(at, "expected a GPU ordinal, got " + describe(v));
-        return static_cast<int>(v.get<long long>());
-      });
+      one_of(r, "metric", row.metric, {"busbw_GBps", "time_us"});
+      row.op = r.string("op");
+      const Json& gpus = r.required("gpus");
+      if (gpus.is_number_integer()) {
+        int n = r.integer("gpus", 1, 1 << 20);
+        for (int g = 0; g < n; ++g) row.gpus.push_back(g);
+      } else {
+        row.gpus = read_array(r, "gpus", [](const Json& v, const SourceRef& at) {
+          if (!v.is_number_integer() || v.get<long long>() < 0) fail(at, "expected a GPU ordinal, got " + describe(v));
+          return static_cast<int>(v.get<long long>());
+        });
+      }
+      row.dtype = r.string("dtype");
+      if (auto algo = r.optional_string("algo")) row.algo = *algo;
+      if (auto proto = r.optional_string("proto")) row.proto = *proto;
+      row.scale.nodes = r.optional_integer("nodes", 1, 1 << 20).value_or(0);
+      if (auto nic = r.optional_string("nic")) row.scale.nic = *nic;
+      row.scale.nics_per_node = r.optional_integer("nics_per_node", 1, 64).value_or(0);
+      if (r.optional("gpu_direct")) row.gpu_direct = r.boolean("gpu_direct");
     }
-    row.dtype = r.string("dtype");
-    if (auto algo = r.optional_string("algo")) row.algo = *algo;
-    if (auto proto = r.optional_string("proto")) row.proto = *proto;
-    row.scale.nodes = r.optional_integer("nodes", 1, 1 << 20).value_or(0);
-    if (auto nic = r.optional_string("nic")) row.scale.nic = *nic;
-    row.scale.nics_per_node = r.optional_integer("nics_per_node", 1, 64).value_or(0);
-    if (r.optional("gpu_direct")) row.gpu_direct = r.boolean("gpu_direct");
   }
   const Json& measured = r.required("measured");
   if (measured.is_number()) {
@@ -74,7 +82,8 @@ ValidationTarget read_target(const Json& value, const SourceRef& where) {
   ValidationTarget target;
   target.where = where;
   target.metric = r.string("metric");
-  one_of(r, "metric", target.metric, {"uni_GBps", "bi_GBps", "latency_us", "busbw_GBps", "time_us"});
+  one_of(r, "metric", target.metric,
+         {"uni_GBps", "bi_GBps", "latency_us", "busbw_GBps", "time_us", "throughput", "speedup"});
   target.geomean = r.optional_number("geomean", 0, 10, true);
   target.worst = r.optional_number("worst", 0, 10, true);
   if (!target.geomean && !target.worst) fail(where, "a target needs \"geomean\", \"worst\" or both");

@@ -11,7 +11,7 @@ namespace topsim {
 
 struct ValidationRow {
   std::string id;
-  std::string kind;                ///< "p2p" (p2pBandwidthLatencyTest) or "coll" (nccl-tests)
+  std::string kind;                ///< "p2p" (p2pBandwidthLatencyTest), "coll" (nccl-tests) or "training"
   std::string topology;            ///< bundled name or path
   std::string metric;              ///< p2p: uni_GBps, bi_GBps, latency_us; coll: busbw_GBps, time_us
   double size_B = 0;
@@ -28,6 +28,10 @@ struct ValidationRow {
   std::string proto;               ///< forced protocol, "" for NCCL's choice
   ScaleOut scale;                  ///< servers, NICs: replicate `topology` as `topsim coll --nodes` does
   bool gpu_direct = true;          ///< false: NIC traffic through host memory (--no-gdr)
+  // training: one point of a scenario (metric throughput or speedup)
+  std::string scenario;            ///< scenarios/ path or bundled name
+  std::string variant;             ///< "" = the scenario's first
+  int count = 0;                   ///< the scenario's GPU or server count of the point
 
   double measured_low = 0;         ///< a single figure has low == high
   double measured_high = 0;

@@ -6,6 +6,7 @@
 #include "p2p/p2p.hpp"
 #include "util/error.hpp"
 #include "validate/validation.hpp"
+#include "workload/scenario.hpp"
 
 namespace topsim {
 
@@ -34,13 +35,13 @@ CollRequest request_of(const ValidationRow& row) {
 
 }  // namespace
 
-std::vector<ValidationResult> evaluate(const std::vector<ValidationRow>& rows,
-                                       const std::function<Topology(const std::string&, const ScaleOut&)>& load) {
+std::vector<ValidationResult> evaluate(const std::vector<ValidationRow>& rows, const EvaluationInputs& inputs) {
+  auto load = [&](const std::string& name, const ScaleOut& scale) { return inputs.topology(name, scale, ""); };
   // Topologies by name and scale-out request.
   auto topology_key = [](const ValidationRow& row) { return row.topology + "|" + row.scale.text(); };
   std::map<std::string, std::unique_ptr<Topology>> topologies;
   for (const auto& row : rows)
-    if (!topologies.count(topology_key(row))) try {
+    if (row.kind != "training" && !topologies.count(topology_key(row))) try {
         topologies[topology_key(row)] = std::make_unique<Topology>(load(row.topology, row.scale));
       } catch (const UsageError& e) {  // the row asks what its topology cannot do
         throw InputError(row.where.file, row.where.pointer, e.what());
@@ -55,6 +56,7 @@ std::vector<ValidationResult> evaluate(const std::vector<ValidationRow>& rows,
   std::map<CommKey, std::vector<CollRequest>> requests;
   std::map<CommKey, std::size_t> coll_platforms;
   for (const auto& row : rows) {
+    if (row.kind == "training") continue;
     const Topology& t = *topologies[topology_key(row)];
     if (row.kind == "p2p") {
       check_gpu(row, t, row.src, "src");
@@ -77,12 +79,42 @@ std::vector<ValidationResult> evaluate(const std::vector<ValidationRow>& rows,
   }
   for (auto& [key, comm] : communicators)
     coll_platforms[key] = simulator.add_platform(*topologies[std::get<0>(key)], comm->routes(), comm->needs(requests[key]));
+  // Training scenarios, each laid out once for all of its rows.
+  std::map<std::string, std::unique_ptr<ScenarioRunner>> scenario_runners;
+  TopologyFactory topology_factory = inputs.topology;
+  PlatformFactory platform_factory = [&](const Topology& t, const RouteOptions& routes, const PlatformNeeds& needs) {
+    return std::unique_ptr<Runner>(new PlatformRunner(simulator, simulator.add_platform(t, routes, needs)));
+  };
+  for (const auto& row : rows) {
+    if (row.kind != "training" || scenario_runners.count(row.scenario)) continue;
+    if (!inputs.scenario || !inputs.catalog) throw std::logic_error("evaluate: training rows need a scenario loader and a catalog");
+    scenario_runners[row.scenario] =
+        std::make_unique<ScenarioRunner>(inputs.scenario(row.scenario), *inputs.catalog, topology_factory, platform_factory);
+  }
+  std::map<std::string, std::vector<ScenarioPoint>> scenario_points;
 
   std::vector<ValidationResult> results;
   for (const auto& row : rows) {
-    const Topology& t = *topologies[topology_key(row)];
     ValidationResult result;
     result.row = row;
+    if (row.kind == "training") {
+      auto& points = scenario_points[row.scenario];
+      if (points.empty()) points = scenario_runners.at(row.scenario)->run();
+      const ScenarioPoint* found = nullptr;
+      for (const ScenarioPoint& p : points)
+        if (p.count == row.count && (row.variant.empty() ? p.variant == points.front().variant : p.variant == row.variant))
+          found = &p;
+      if (found == nullptr)
+        throw InputError(row.where.file, row.where.pointer + "/count",
+                         "scenario " + row.scenario + " has no point at count " + std::to_string(row.count) +
+                             (row.variant.empty() ? "" : " of variant '" + row.variant + "'"));
+      result.predicted = row.metric == "throughput" ? found->throughput : found->speedup;
+      result.detail = found->replay.algorithms.empty() ? "-" : found->replay.algorithms;
+      result.error = (result.predicted - row.measured()) / row.measured();
+      results.push_back(result);
+      continue;
+    }
+    const Topology& t = *topologies[topology_key(row)];
     if (row.kind == "p2p") {
       PlatformRunner runner(simulator, copy_platforms[{row.topology, row.peer_access}]);
       P2pOptions options;

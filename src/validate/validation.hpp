@@ -5,7 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "model/catalog.hpp"
 #include "model/validation_spec.hpp"
+#include "model/workload_spec.hpp"
 
 namespace topsim {
 
@@ -42,10 +44,17 @@ std::vector<TargetResult> check_targets(const std::vector<ValidationTarget>& tar
 
 class Topology;
 
-/// Predicts every row with the engine. `load` turns a row's topology name and scale-out request
-/// into a topology; all platforms are built up front in one Simulator (SimGrid seals the
-/// platform at the first run).
-std::vector<ValidationResult> evaluate(const std::vector<ValidationRow>& rows,
-                                       const std::function<Topology(const std::string&, const ScaleOut&)>& load);
+/// What evaluate() needs to turn rows into simulations.
+struct EvaluationInputs {
+  /// A topology by name or path, with a scale-out request and a GPU what-if ("" for none).
+  std::function<Topology(const std::string&, const ScaleOut&, const std::string&)> topology;
+  /// A training scenario by path or bundled name (training rows only).
+  std::function<ScenarioSpec(const std::string&)> scenario;
+  const Catalog* catalog = nullptr;  ///< networks, frameworks, compute models (training rows only)
+};
+
+/// Predicts every row with the engine; all platforms are built up front in one Simulator
+/// (SimGrid seals the platform at the first run).
+std::vector<ValidationResult> evaluate(const std::vector<ValidationRow>& rows, const EvaluationInputs& inputs);
 
 }  // namespace topsim

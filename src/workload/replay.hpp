@@ -36,7 +36,7 @@ class Replay {
   /// Ranks are the topology's first `trace.ranks` GPUs. Throws InputError (at the op) for a
   /// kernel the GPU cannot run, a dependency on an op that does not run on a rank that needs
   /// it, or a dependency cycle; UsageError when the topology has too few GPUs.
-  /// Keeps references to the topology and catalog, which must outlive the replay.
+  /// Keeps references to the topology, catalog and trace, which must outlive the replay.
   Replay(const Topology& topology, const Catalog& catalog, const TraceSpec& trace, ReplayOptions options = {});
   ~Replay();
   Replay(const Replay&) = delete;

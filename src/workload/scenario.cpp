@@ -7,7 +7,9 @@ namespace topsim {
 
 namespace {
 
-struct Pending {
+}  // namespace
+
+struct ScenarioRunner::Pending {
   ScenarioPoint point;
   std::unique_ptr<Topology> topology;
   std::unique_ptr<TraceSpec> trace;
@@ -15,6 +17,8 @@ struct Pending {
   std::unique_ptr<Runner> runner;
   bool baseline = false;  ///< the variant's one-GPU point, kept only for speedup
 };
+
+namespace {
 
 TrainingSpec variant_training(const ScenarioSpec& scenario, const Variant& v) {
   TrainingSpec t = scenario.training;
@@ -25,8 +29,16 @@ TrainingSpec variant_training(const ScenarioSpec& scenario, const Variant& v) {
 
 }  // namespace
 
+ScenarioRunner::~ScenarioRunner() = default;
+
 std::vector<ScenarioPoint> run_scenario(const ScenarioSpec& scenario, const Catalog& catalog,
                                         const TopologyFactory& topologies, const PlatformFactory& platforms) {
+  ScenarioRunner runner(scenario, catalog, topologies, platforms);
+  return runner.run();
+}
+
+ScenarioRunner::ScenarioRunner(const ScenarioSpec& scenario, const Catalog& catalog, const TopologyFactory& topologies,
+                               const PlatformFactory& platforms) {
   const SourceRef training_at = scenario.where.at("training");
   TrainingSetup setup;
   setup.network = &catalog.network(scenario.training.network, training_at.at("network"));
@@ -43,9 +55,9 @@ std::vector<ScenarioPoint> run_scenario(const ScenarioSpec& scenario, const Cata
     compute_scale = *scenario.training.step_time_s / replay.rank0_compute_s();
   }
 
-  std::vector<Pending> pending;
   auto add = [&](const Variant& v, const ScaleOut& scale, int ranks, int nodes, bool baseline) {
-    Pending p;
+    auto owned = std::make_unique<Pending>();
+    Pending& p = *owned;
     p.baseline = baseline;
     std::string topology = v.topology.empty() ? scenario.topology : v.topology;
     p.topology = std::make_unique<Topology>(topologies(topology, scale, v.gpu));
@@ -57,6 +69,9 @@ std::vector<ScenarioPoint> run_scenario(const ScenarioSpec& scenario, const Cata
     TrainingSpec training = variant_training(scenario, v);
     p.trace = std::make_unique<TraceSpec>(training_trace(training, setup, ranks));
     p.trace->where = scenario.where;
+    // A kernel the GPU cannot run comes from the scenario's precision or its sparsity switch.
+    const SourceRef sparsity_at = v.sparsity ? v.where.at("sparsity").at("math") : training_at.at("sparsity").at("math");
+    for (TraceOp& op : p.trace->ops) op.where = op.sparse ? sparsity_at : training_at.at("precision");
     ReplayOptions options;
     options.compute_scale = compute_scale;
     p.replay = std::make_unique<Replay>(*p.topology, catalog, *p.trace, options);
@@ -69,7 +84,7 @@ std::vector<ScenarioPoint> run_scenario(const ScenarioSpec& scenario, const Cata
     p.point.nodes = nodes;
     p.point.batch_per_gpu = training.batch_per_gpu;
     p.point.gradient_B = gradient_bytes(training, setup);
-    pending.push_back(std::move(p));
+    pending_.push_back(std::move(owned));
   };
   for (const Variant& v : scenario.variants) {
     ScaleOut what_if;
@@ -88,9 +103,13 @@ std::vector<ScenarioPoint> run_scenario(const ScenarioSpec& scenario, const Cata
     }
   }
 
+}
+
+std::vector<ScenarioPoint> ScenarioRunner::run() {
   std::vector<ScenarioPoint> points;
   double one_gpu = 0;
-  for (Pending& p : pending) {
+  for (auto& owned : pending_) {
+    Pending& p = *owned;
     p.point.replay = p.replay->run(*p.runner);
     const double samples = p.point.batch_per_gpu * p.point.gpus;
     p.point.throughput = p.point.replay.iteration_s > 0 ? samples / p.point.replay.iteration_s : 0;

@@ -34,8 +34,28 @@ using TopologyFactory =
 using PlatformFactory =
     std::function<std::unique_ptr<Runner>(const Topology& topology, const RouteOptions& routes, const PlatformNeeds& needs)>;
 
-/// Runs every point of a scenario, variants in file order, counts rising. InputError at the
-/// scenario's keys for unknown networks, frameworks, optimizers, precisions a GPU lacks.
+/// A scenario in two steps, because the engine seals its platforms at the first run: the
+/// constructor lays out every point and adds its platform; run() replays them. Construct every
+/// runner sharing an engine before running any. InputError at the scenario's keys for unknown
+/// networks, frameworks, optimizers, or kernels a GPU cannot run.
+class ScenarioRunner {
+ public:
+  ScenarioRunner(const ScenarioSpec& scenario, const Catalog& catalog, const TopologyFactory& topologies,
+                 const PlatformFactory& platforms);
+  ~ScenarioRunner();
+  ScenarioRunner(const ScenarioRunner&) = delete;
+  ScenarioRunner& operator=(const ScenarioRunner&) = delete;
+
+  /// Every point, variants in file order, counts rising (each variant's one-GPU baseline for
+  /// speedup is run but not returned unless it is one of the counts).
+  std::vector<ScenarioPoint> run();
+
+ private:
+  struct Pending;
+  std::vector<std::unique_ptr<Pending>> pending_;
+};
+
+/// Constructs a ScenarioRunner and runs it.
 std::vector<ScenarioPoint> run_scenario(const ScenarioSpec& scenario, const Catalog& catalog,
                                         const TopologyFactory& topologies, const PlatformFactory& platforms);
 

@@ -36,10 +36,13 @@ bool has_gemm(const Layer& layer) {
   return layer.kind == Layer::Kind::conv || layer.kind == Layer::Kind::linear || layer.kind == Layer::Kind::matmul;
 }
 
+// Weights 2:4 sparsity prunes: the k x n operand of a prunable layer (its bias is not pruned).
+double pruned_weights(const Layer& layer) { return layer.prunable ? layer.gemm_n * layer.gemm_k : 0; }
+
 // Gradient elements a layer contributes to the allreduce: the kept half of a prunable layer's
 // weights when a fixed 2:4 mask zeroes the rest.
 double gradient_elements(const Layer& layer, const SparsitySwitches& sparsity) {
-  return sparsity.gradients && layer.prunable ? layer.params / 2 : layer.params;
+  return sparsity.gradients ? layer.params - pruned_weights(layer) / 2 : layer.params;
 }
 
 }  // namespace
@@ -92,8 +95,8 @@ TraceSpec training_trace(const TrainingSpec& spec, const TrainingSetup& setup, i
   // Backward, in reverse. 2:4 sparse tensor cores need the pruned operand in its compressed
   // layout; the input gradient multiplies by the transposed weights (not 2:4 along the reduced
   // dimension) and the weight gradient is dense, so backward GEMMs stay dense.
-  const double first_cap_B = fw.first_bucket_B > 0 ? fw.first_bucket_B : fw.bucket_B;
   const double cap_B = spec.bucket_B.value_or(fw.bucket_B);
+  const double first_cap_B = fw.first_bucket_B > 0 ? fw.first_bucket_B : cap_B;
   double bucket_B = 0;
   int buckets = 0;
   std::vector<std::string> allreduces;
@@ -149,7 +152,9 @@ TraceSpec training_trace(const TrainingSpec& spec, const TrainingSetup& setup, i
   // only the kept values and their indices (FP32 states).
   double optimizer_elements = 0;
   for (const Layer& layer : net.layers)
-    optimizer_elements += spec.sparsity.weights && layer.prunable ? layer.params * sparse_storage_fraction(4) : layer.params;
+    optimizer_elements += spec.sparsity.weights
+                              ? layer.params - pruned_weights(layer) * (1 - sparse_storage_fraction(4))
+                              : layer.params;
   TraceOp step = memory_op("optimizer", optimizer_elements * setup.optimizer->bytes_per_param);
   step.after = allreduces;
   trace.ops.push_back(step);
