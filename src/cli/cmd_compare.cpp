@@ -27,19 +27,6 @@ std::vector<std::string> names_option(const std::string& text) {
   return names;
 }
 
-std::vector<int> counts_of(const std::string& text, const char* option) {
-  std::vector<int> counts;
-  try {
-    counts = parse_int_list(text);
-  } catch (const ParseError& e) {
-    throw UsageError(std::string(option) + ": " + e.what());
-  }
-  for (std::size_t i = 0; i < counts.size(); ++i)
-    if (counts[i] < 1 || (i > 0 && counts[i] <= counts[i - 1]))
-      throw UsageError(std::string(option) + ": counts are 1 or more and rise");
-  return counts;
-}
-
 }  // namespace
 
 void add_compare_command(CLI::App& app, Context& context) {
@@ -58,11 +45,11 @@ void add_compare_command(CLI::App& app, Context& context) {
     ScenarioSpec scenario = load_scenario(context.scenario_path(args->scenario));
     if (!args->gpus.empty() && !args->nodes.empty()) throw UsageError("give --gpus or --nodes, not both");
     if (!args->gpus.empty()) {
-      scenario.gpus = counts_of(args->gpus, "--gpus");
+      scenario.gpus = counts_option(args->gpus, "--gpus");
       scenario.nodes.clear();
     }
     if (!args->nodes.empty()) {
-      scenario.nodes = counts_of(args->nodes, "--nodes");
+      scenario.nodes = counts_option(args->nodes, "--nodes");
       scenario.gpus.clear();
     }
     std::vector<int> per_node;
@@ -71,7 +58,7 @@ void add_compare_command(CLI::App& app, Context& context) {
         per_node.push_back(0);
         continue;
       }
-      std::vector<int> one = counts_of(k, "--nics-per-node");
+      std::vector<int> one = counts_option(k, "--nics-per-node");
       per_node.push_back(one.front());
     }
     // Every combination of the listed values, first values first; the scenario's own settings

@@ -25,22 +25,6 @@ struct RunArgs {
   bool no_gdr = false;
 };
 
-std::vector<int> counts_option(const std::string& text, const char* option) {
-  std::vector<int> counts;
-  try {
-    counts = parse_int_list(text);
-  } catch (const ParseError& e) {
-    throw UsageError(std::string(option) + ": " + e.what());
-  }
-  for (std::size_t i = 0; i < counts.size(); ++i) {
-    if (counts[i] < 1) throw UsageError(std::string(option) + ": " + std::to_string(counts[i]) + " is not a count (1 or more)");
-    if (i > 0 && counts[i] <= counts[i - 1])
-      throw UsageError(std::string(option) + ": counts must rise (" + std::to_string(counts[i - 1]) + " then " +
-                       std::to_string(counts[i]) + ")");
-  }
-  return counts;
-}
-
 std::string scenario_header(const ScenarioSpec& s, const Catalog& catalog) {
   const TrainingSpec& t = s.training;
   const Network& net = catalog.network(t.network, s.where.at("training").at("network"));

@@ -27,22 +27,6 @@ struct ScaleArgs {
   RequestArgs request;
 };
 
-std::vector<int> node_counts(const std::string& text) {
-  std::vector<int> counts;
-  try {
-    counts = parse_int_list(text);
-  } catch (const ParseError& e) {
-    throw UsageError(std::string("--nodes: ") + e.what());
-  }
-  for (std::size_t i = 0; i < counts.size(); ++i) {
-    if (counts[i] < 1) throw UsageError("--nodes: " + std::to_string(counts[i]) + " is not a server count (1 or more)");
-    if (i > 0 && counts[i] <= counts[i - 1])
-      throw UsageError("--nodes: counts must rise (" + std::to_string(counts[i - 1]) + " then " +
-                       std::to_string(counts[i]) + ")");
-  }
-  return counts;
-}
-
 struct Point {
   std::unique_ptr<Topology> topology;
   std::unique_ptr<Communicator> comm;
@@ -68,7 +52,7 @@ void add_scale_command(CLI::App& app, Context& context) {
     Format format = parse_format(args->format);
     CollRequest request = request_of(args->request, parse_op(args->op));
     request.size_B = size_option(args->size, "-b");
-    std::vector<int> counts = node_counts(args->nodes);
+    std::vector<int> counts = counts_option(args->nodes, "--nodes");
 
     Simulator simulator;
     std::vector<Point> points;

@@ -77,6 +77,22 @@ void add_scale_out_options(CLI::App& command, ScaleOut& scale) {
       ->check(CLI::Range(1, 64));
 }
 
+std::vector<int> counts_option(const std::string& text, const char* option) {
+  std::vector<int> counts;
+  try {
+    counts = parse_int_list(text);
+  } catch (const ParseError& e) {
+    throw UsageError(std::string(option) + ": " + e.what());
+  }
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    if (counts[i] < 1) throw UsageError(std::string(option) + ": " + std::to_string(counts[i]) + " is not a count (1 or more)");
+    if (i > 0 && counts[i] <= counts[i - 1])
+      throw UsageError(std::string(option) + ": counts must rise (" + std::to_string(counts[i - 1]) + " then " +
+                       std::to_string(counts[i]) + ")");
+  }
+  return counts;
+}
+
 double size_option(const std::string& text, const char* option) {
   try {
     return parse_cli_size_B(text);

@@ -33,6 +33,9 @@ struct Context {
 /// A message size given to `option` (nccl-tests syntax: 8, 1K, 256M); UsageError naming the option.
 double size_option(const std::string& text, const char* option);
 
+/// Rising counts given to `option` ("1,2,4" or "1-4,8"), each 1 or more; UsageError naming the option.
+std::vector<int> counts_option(const std::string& text, const char* option);
+
 /// Adds --format table|csv|json to a subcommand, bound to `format`.
 void add_format_option(CLI::App& command, std::string& format);
 

@@ -37,7 +37,9 @@ Table scenario_table(const std::vector<ScenarioPoint>& points, Format format) {
                {"throughput", 1},
                {"speedup", 3},
                {"efficiency", 3},
-               {"vs_first", 3}});
+               {"vs_first", 3},
+               {"memory_GiB", 1},
+               {"fits"}});
   std::map<int, double> first;  // the scenario's count -> first variant's throughput
   for (const ScenarioPoint& p : points) first.emplace(p.count, p.throughput);
   for (const ScenarioPoint& p : points) {
@@ -50,7 +52,8 @@ Table scenario_table(const std::vector<ScenarioPoint>& points, Format format) {
                    p.batch_per_gpu, p.replay.iteration_s * unit, p.replay.compute_s * unit, phase("fwd") * unit,
                    phase("bwd") * unit, phase("optimizer") * unit,
                    p.replay.exposed_comm_s * unit, p.replay.comm_s * unit, p.throughput, p.speedup, p.efficiency,
-                   base > 0 ? p.throughput / base : 0.0});
+                   base > 0 ? p.throughput / base : 0.0, p.memory_B / (1 << 30),
+                   std::string(p.memory_B <= p.capacity_B ? "yes" : "no")});
   }
   return table;
 }

@@ -30,6 +30,8 @@ OptimizerModel read_optimizer(const std::string& name, const Json& value, const 
   return read_model<OptimizerModel>(name, value, where, [](ObjectReader& r, OptimizerModel& m, SourcedParameters& params) {
     m.bytes_per_param = r.number("bytes_per_param", 0, 1024, true);
     params.add("bytes_per_param");
+    m.state_bytes_per_param = r.number("state_bytes_per_param", 0, 1024, false);
+    params.add("state_bytes_per_param");
   });
 }
 

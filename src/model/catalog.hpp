@@ -163,6 +163,7 @@ struct OptimizerModel {
   std::string name;
   std::string description;
   double bytes_per_param = 0;
+  double state_bytes_per_param = 0;  ///< optimizer state kept per parameter (momentum, moments)
   Sources sources;
   SourceRef where;
 };

@@ -84,6 +84,8 @@ ScenarioRunner::ScenarioRunner(const ScenarioSpec& scenario, const Catalog& cata
     p.point.nodes = nodes;
     p.point.batch_per_gpu = training.batch_per_gpu;
     p.point.gradient_B = gradient_bytes(training, setup);
+    p.point.memory_B = training_memory(training, setup).total_B();
+    p.point.capacity_B = p.topology->gpu_model(0).memory_B;
     pending_.push_back(std::move(owned));
   };
   for (const Variant& v : scenario.variants) {

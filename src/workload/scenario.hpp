@@ -21,6 +21,8 @@ struct ScenarioPoint {
   double batch_per_gpu = 0;
   ReplayResult replay;
   double gradient_B = 0;    ///< bytes all-reduced per iteration
+  double memory_B = 0;      ///< estimated bytes one GPU holds (training_memory)
+  double capacity_B = 0;    ///< the GPU's memory
   double throughput = 0;    ///< samples per second
   double speedup = 0;       ///< throughput over the variant's one-GPU throughput
   double efficiency = 0;    ///< speedup / gpus

@@ -59,6 +59,22 @@ TrainingTypes training_types(const TrainingSpec& spec, const FrameworkModel& fra
   return t;
 }
 
+TrainingMemory training_memory(const TrainingSpec& spec, const TrainingSetup& setup) {
+  TrainingTypes types = training_types(spec, *setup.framework);
+  const bool half_copy = types.activation_B < 4;  // amp, bf16: a 16-bit copy of the weights
+  TrainingMemory m;
+  for (const Layer& layer : setup.network->layers) {
+    double kept = spec.sparsity.weights ? layer.params - pruned_weights(layer) * (1 - sparse_storage_fraction(4))
+                                        : layer.params;
+    m.weights_B += kept * 4 + (half_copy ? kept * types.activation_B : 0);
+    m.gradients_B += layer.params * 4;
+    m.optimizer_B += kept * setup.optimizer->state_bytes_per_param;
+    double elements = has_gemm(layer) ? layer.gemm_m * layer.gemm_n * layer.batch : layer.elements;
+    m.activations_B += elements * types.activation_B * spec.batch_per_gpu;
+  }
+  return m;
+}
+
 double gradient_bytes(const TrainingSpec& spec, const TrainingSetup& setup) {
   TrainingTypes types = training_types(spec, *setup.framework);
   double elements = 0;

@@ -33,6 +33,17 @@ TrainingTypes training_types(const TrainingSpec& spec, const FrameworkModel& fra
 ///   overhead:  step.overhead                   (host stream, the framework's per-iteration cost, ranks > 1)
 TraceSpec training_trace(const TrainingSpec& spec, const TrainingSetup& setup, int ranks);
 
+/// What one GPU holds during an iteration of data-parallel training, in bytes.
+struct TrainingMemory {
+  double weights_B = 0;      ///< FP32 master weights, plus the 16-bit copy under amp/bf16 (compressed when pruned)
+  double gradients_B = 0;    ///< FP32 gradients
+  double optimizer_B = 0;    ///< optimizer states
+  double activations_B = 0;  ///< every layer's output kept for backward (at batch_per_gpu)
+  double total_B() const { return weights_B + gradients_B + optimizer_B + activations_B; }
+};
+/// An estimate: no allocator fragmentation, workspaces, communication buffers or recomputation.
+TrainingMemory training_memory(const TrainingSpec& spec, const TrainingSetup& setup);
+
 /// Bytes of gradients one iteration all-reduces (after the sparsity switches).
 double gradient_bytes(const TrainingSpec& spec, const TrainingSetup& setup);
 

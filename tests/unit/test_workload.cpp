@@ -469,3 +469,36 @@ TEST_CASE("workload: scenario reader errors") {
   CHECK_FALSE(is_trace_file(write_temp("scenario.json", kScenario)));
   CHECK(is_trace_file(write_temp("t.json", R"({"ranks": 1, "ops": []})")));
 }
+
+TEST_CASE("workload: the memory estimate of ResNet-50 at 256 images per GPU") {
+  TrainingSpec spec;
+  TrainingSetup setup = resnet50("pytorch-ddp", spec);
+  spec.batch_per_gpu = 256;
+  spec.precision = "amp";
+  const double params = 25557032;
+  // Weights: FP32 master (4 B) and the FP16 copy (2 B); gradients FP32 (4 B); SGD momentum (4 B).
+  TrainingMemory m = training_memory(spec, setup);
+  CHECK(m.weights_B == Approx(params * 6));
+  CHECK(m.gradients_B == Approx(params * 4));
+  CHECK(m.optimizer_B == Approx(params * 4));
+  // Activations: every layer's output (GEMM layers m x n x batch, the others their elements),
+  // FP16, 256 images. conv1 alone: 12544 x 64 x 2 B x 256 = 411,041,792 B.
+  double elements = 0;
+  for (const Layer& layer : setup.network->layers)
+    elements += layer.kind == Layer::Kind::elementwise || layer.kind == Layer::Kind::embedding
+                    ? layer.elements
+                    : layer.gemm_m * layer.gemm_n * layer.batch;
+  CHECK(m.activations_B == Approx(elements * 2 * 256));
+  CHECK(m.activations_B > 411041792.0 * 10);
+  CHECK(m.total_B() == Approx(m.weights_B + m.gradients_B + m.optimizer_B + m.activations_B));
+  // Compressed 2:4 weights: each pruned FP32 weight keeps 0.53125 of its bytes (half the values
+  // plus a 2-bit index per kept value: 0.5 + 0.5 x 0.25 / 4), in master, copy and momentum alike;
+  // gradients stay dense. 23,445,504 of the parameters are prunable (test above).
+  spec.sparsity.weights = true;
+  TrainingMemory sparse = training_memory(spec, setup);
+  const double kept = params - 23445504 * (1 - 0.53125);
+  CHECK(sparse.weights_B == Approx(kept * 6));
+  CHECK(sparse.optimizer_B == Approx(kept * 4));
+  CHECK(sparse.gradients_B == Approx(params * 4));
+  CHECK(sparse.activations_B == Approx(m.activations_B));
+}
