@@ -42,7 +42,9 @@ void add_compare_command(CLI::App& app, Context& context) {
   compare->add_option("--nodes", args->nodes, "Server counts (replaces the scenario's)");
   compare->callback([args, &context]() {
     Format format = parse_format(args->format);
-    ScenarioSpec scenario = load_scenario(context.scenario_path(args->scenario));
+    std::string path = context.scenario_path(args->scenario);
+    if (is_trace_file(path)) throw UsageError(path + " is a trace; compare runs training scenarios (topsim run replays traces)");
+    ScenarioSpec scenario = load_scenario(path);
     if (!args->gpus.empty() && !args->nodes.empty()) throw UsageError("give --gpus or --nodes, not both");
     if (!args->gpus.empty()) {
       scenario.gpus = counts_option(args->gpus, "--gpus");

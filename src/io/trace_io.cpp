@@ -48,7 +48,9 @@ bool read_sparsity(ObjectReader& r) {
 }
 
 void read_compute(ObjectReader& r, TraceOp& op, int ranks) {
-  if (r.has("ranks")) op.ranks = read_rank_list(r, "ranks", ranks);
+  if (r.optional("ranks")) op.ranks = read_rank_list(r, "ranks", ranks);
+  // Every key a compute op may take counts as known, so a typo's hint lists them all.
+  for (const char* key : {"gemm", "batch", "conv", "dtype", "sparsity", "bytes", "flops", "time"}) r.optional(key);
   const std::vector<std::string> costs = {"gemm", "bytes", "flops", "time"};
   int given = 0;
   for (const auto& key : costs) given += r.has(key) ? 1 : 0;
@@ -67,19 +69,27 @@ void read_compute(ObjectReader& r, TraceOp& op, int ranks) {
     op.k = shape[2];
     op.batch = r.optional_integer("batch", 1, 1 << 24).value_or(1);
     op.cost = r.has("conv") && r.boolean("conv") ? TraceOp::Cost::conv : TraceOp::Cost::gemm;
+    for (const char* key : {"bytes", "flops", "time"})
+      if (r.has(key)) fail(r.at(key), std::string("a gemm op's cost is its shape; '") + key + "' does not apply");
     op.dtype = read_math_dtype(r);
     op.sparse = read_sparsity(r);
   } else if (r.has("flops")) {
     op.cost = TraceOp::Cost::flops;
     op.flops = r.number("flops", 0, 1e30, true);
     op.dtype = read_math_dtype(r);
+    for (const char* key : {"batch", "conv"})
+      if (r.has(key)) fail(r.at(key), std::string("'") + key + "' applies to gemm ops");
     if (r.has("bytes")) op.bytes_B = r.quantity("bytes", Quantity::size);
   } else if (r.has("bytes")) {
     op.cost = TraceOp::Cost::memory;
     op.bytes_B = r.quantity("bytes", Quantity::size);
+    for (const char* key : {"batch", "conv", "dtype", "sparsity"})
+      if (r.has(key)) fail(r.at(key), std::string("'") + key + "' applies to gemm and flops ops, not to a bytes-only op");
   } else {
     op.cost = TraceOp::Cost::time;
     op.time_s = r.quantity("time", Quantity::time);
+    for (const char* key : {"batch", "conv", "dtype", "sparsity"})
+      if (r.has(key)) fail(r.at(key), std::string("'") + key + "' does not apply to a measured time");
   }
 }
 
@@ -94,7 +104,7 @@ TraceOp read_op(const Json& value, const SourceRef& where, int ranks, const std:
   else if (kind == "collective") op.kind = TraceOp::Kind::collective;
   else if (kind == "send") op.kind = TraceOp::Kind::send;
   else fail(r.at("kind"), unknown_name_message("kind", kind, {"compute", "collective", "send"}));
-  if (r.has("after"))
+  if (r.optional("after"))
     op.after = read_array(r, "after", [](const Json& v, const SourceRef& at) { return read_string(v, at); });
   op.stream = r.optional_string("stream").value_or(op.kind == TraceOp::Kind::compute ? "compute" : "comm");
   if (op.kind == TraceOp::Kind::compute) {
@@ -104,6 +114,7 @@ TraceOp read_op(const Json& value, const SourceRef& where, int ranks, const std:
     const std::vector<std::string> ops = {"allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall"};
     if (std::find(ops.begin(), ops.end(), op.op) == ops.end()) fail(r.at("op"), unknown_name_message("op", op.op, ops));
     op.group = r.optional_string("group").value_or("world");
+    r.optional("root");
     if (groups.count(op.group) == 0)
       fail(r.at("group"), unknown_name_message("group", op.group, std::vector<std::string>(groups.begin(), groups.end())));
     op.size_B = r.quantity("size", Quantity::size);

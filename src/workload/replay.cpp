@@ -214,9 +214,13 @@ CollRequest Replay::request_of(const TraceOp& op) const {
   CollRequest request;
   try {
     request.op = parse_op(op.op);
+  } catch (const UsageError& e) {
+    throw InputError(op.where.file, op.where.at("op").pointer, e.what());
+  }
+  try {
     request.dtype = parse_dtype(op.dtype);
   } catch (const UsageError& e) {
-    throw InputError(op.where.file, op.where.pointer, e.what());
+    throw InputError(op.where.file, op.where.at("dtype").pointer, e.what());
   }
   request.size_B = op.size_B;
   request.root = op.root;
