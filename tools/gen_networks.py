@@ -33,7 +33,10 @@ CONVENTIONS = (
     "elements = logits, accesses 2 (log_softmax read and write). Backward is not encoded. embedding: "
     "elements = seq*hidden (output of the lookup), params = table size. prunable: 2:4 structured sparsity "
     "by NVIDIA ASP's rule of thumb: conv and linear layers with k a multiple of 16 and n a multiple of 8, "
-    "except the network's first conv, the task heads (classifier, MLM, NSP, QA and LM heads) and embeddings."
+    "except the network's first conv, the task heads (classifier, MLM, NSP, QA and LM heads) and embeddings. "
+    "tp: Megatron-LM tensor parallelism of transformer blocks: 'column' linear layers split their outputs "
+    "(n) over the ranks, 'row' linear layers split their inputs (k) and all-reduce their output, 'split' "
+    "layers (attention heads, the FFN activation) hold 1/tp of their work; the rest is replicated."
 )
 
 
@@ -69,8 +72,9 @@ class Network:
         self._add(layer)
         return out
 
-    def linear(self, name, tokens, in_features, out_features, bias=True, head=False, tied=None):
-        """tied: the embedding layer whose table is this layer's weight (then only the bias counts)."""
+    def linear(self, name, tokens, in_features, out_features, bias=True, head=False, tied=None, tp=None):
+        """tied: the embedding layer whose table is this layer's weight (then only the bias counts).
+        tp: Megatron-LM tensor parallelism, "column" (outputs split) or "row" (inputs split)."""
         m, n, k = tokens, out_features, in_features
         weights = 0 if tied else n * k
         layer = {"name": name, "kind": "linear", "gemm": [m, n, k], "params": weights + (n if bias else 0)}
@@ -80,15 +84,22 @@ class Network:
             if not any(l["name"] == tied and l["kind"] == "embedding" for l in self.layers):
                 raise SystemExit(f"gen_networks: {self.name}: {name} is tied to {tied}, which is no earlier embedding")
             layer["tied"] = tied
+        if tp:
+            layer["tp"] = tp
         self._add(layer)
 
-    def matmul(self, name, m, n, k, batch):
-        self._add({"name": name, "kind": "matmul", "gemm": [m, n, k], "batch": batch})
+    def matmul(self, name, m, n, k, batch, tp=None):
+        layer = {"name": name, "kind": "matmul", "gemm": [m, n, k], "batch": batch}
+        if tp:
+            layer["tp"] = tp
+        self._add(layer)
 
-    def elementwise(self, name, elements, accesses, params=0):
+    def elementwise(self, name, elements, accesses, params=0, tp=None):
         layer = {"name": name, "kind": "elementwise", "elements": elements, "accesses": accesses}
         if params:
             layer["params"] = params
+        if tp:
+            layer["tp"] = tp
         self._add(layer)
 
     def embedding(self, name, elements, params):
@@ -101,14 +112,14 @@ class Network:
     def layer_norm(self, name, elements, hidden):
         self.elementwise(name, elements, 3, params=2 * hidden)
 
-    def activation(self, name, elements):  # ReLU, GELU, tanh: read, write
-        self.elementwise(name, elements, 2)
+    def activation(self, name, elements, tp=None):  # ReLU, GELU, tanh: read, write
+        self.elementwise(name, elements, 2, tp=tp)
 
     def add(self, name, elements):  # residual add: two reads, one write
         self.elementwise(name, elements, 3)
 
-    def dropout(self, name, elements):  # read, write, and the mask written as one more pass
-        self.elementwise(name, elements, 3)
+    def dropout(self, name, elements, tp=None):  # read, write, and the mask written as one more pass
+        self.elementwise(name, elements, 3, tp=tp)
 
     def loss(self, name, logits):  # cross-entropy: log_softmax read and write; NLL gathers one per row
         self.elementwise(name, logits, 2)
@@ -194,15 +205,16 @@ def vgg16():
 
 def attention_core(net, p, seq, heads, head_dim, causal):
     """Eager scaled dot-product attention of HuggingFace's modeling_bert.py / modeling_gpt2.py."""
+    # Under tensor parallelism each rank holds heads / tp of the heads: every layer here is split.
     scores = heads * seq * seq
-    net.matmul(f"{p}.scores", seq, seq, head_dim, heads)
-    net.activation(f"{p}.scale", scores)  # divide by sqrt(head_dim): read, write
+    net.matmul(f"{p}.scores", seq, seq, head_dim, heads, tp="split")
+    net.activation(f"{p}.scale", scores, tp="split")  # divide by sqrt(head_dim): read, write
     # BERT adds the padding mask, GPT selects with the causal mask: the scores are read and written,
     # the mask is one row per sample (BERT) or a shared bool buffer, negligible next to them.
-    net.activation(f"{p}.mask" if not causal else f"{p}.causal_mask", scores)
-    net.activation(f"{p}.softmax", scores)
-    net.dropout(f"{p}.dropout", scores)
-    net.matmul(f"{p}.context", seq, head_dim, seq, heads)
+    net.activation(f"{p}.mask" if not causal else f"{p}.causal_mask", scores, tp="split")
+    net.activation(f"{p}.softmax", scores, tp="split")
+    net.dropout(f"{p}.dropout", scores, tp="split")
+    net.matmul(f"{p}.context", seq, head_dim, seq, heads, tp="split")
 
 
 BERT_LARGE = dict(layers=24, hidden=1024, heads=16, ffn=4096, vocab=30522, positions=512, types=2)
@@ -222,15 +234,16 @@ def bert_large(name, seq, pretraining):
     net.dropout("embeddings.dropout", tokens)
     for i in range(c["layers"]):
         p = f"encoder.{i}"
-        net.linear(f"{p}.attention.qkv", seq, hidden, 3 * hidden)  # query, key, value as one GEMM
+        # query, key, value as one GEMM
+        net.linear(f"{p}.attention.qkv", seq, hidden, 3 * hidden, tp="column")
         attention_core(net, f"{p}.attention", seq, heads, hidden // heads, causal=False)
-        net.linear(f"{p}.attention.output.dense", seq, hidden, hidden)
+        net.linear(f"{p}.attention.output.dense", seq, hidden, hidden, tp="row")
         net.dropout(f"{p}.attention.output.dropout", tokens)
         net.add(f"{p}.attention.output.add", tokens)
         net.layer_norm(f"{p}.attention.output.layer_norm", tokens, hidden)
-        net.linear(f"{p}.intermediate.dense", seq, hidden, ffn)
-        net.activation(f"{p}.intermediate.gelu", seq * ffn)
-        net.linear(f"{p}.output.dense", seq, ffn, hidden)
+        net.linear(f"{p}.intermediate.dense", seq, hidden, ffn, tp="column")
+        net.activation(f"{p}.intermediate.gelu", seq * ffn, tp="split")
+        net.linear(f"{p}.output.dense", seq, ffn, hidden, tp="row")
         net.dropout(f"{p}.output.dropout", tokens)
         net.add(f"{p}.output.add", tokens)
         net.layer_norm(f"{p}.output.layer_norm", tokens, hidden)
@@ -270,15 +283,15 @@ def gpt_1_3b(seq):
     for i in range(c["layers"]):
         p = f"h.{i}"
         net.layer_norm(f"{p}.ln_1", tokens, d)
-        net.linear(f"{p}.attn.c_attn", seq, d, 3 * d)
+        net.linear(f"{p}.attn.c_attn", seq, d, 3 * d, tp="column")
         attention_core(net, f"{p}.attn", seq, heads, c["head_dim"], causal=True)
-        net.linear(f"{p}.attn.c_proj", seq, d, d)
+        net.linear(f"{p}.attn.c_proj", seq, d, d, tp="row")
         net.dropout(f"{p}.attn.resid_dropout", tokens)
         net.add(f"{p}.add_attn", tokens)
         net.layer_norm(f"{p}.ln_2", tokens, d)
-        net.linear(f"{p}.mlp.c_fc", seq, d, ffn)
-        net.activation(f"{p}.mlp.gelu", seq * ffn)
-        net.linear(f"{p}.mlp.c_proj", seq, ffn, d)
+        net.linear(f"{p}.mlp.c_fc", seq, d, ffn, tp="column")
+        net.activation(f"{p}.mlp.gelu", seq * ffn, tp="split")
+        net.linear(f"{p}.mlp.c_proj", seq, ffn, d, tp="row")
         net.dropout(f"{p}.mlp.dropout", tokens)
         net.add(f"{p}.add_mlp", tokens)
     net.layer_norm("ln_f", tokens, d)

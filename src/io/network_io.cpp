@@ -21,9 +21,9 @@ bool has_gemm(Layer::Kind kind) {
 std::string keys_of(Layer::Kind kind) {
   switch (kind) {
     case Layer::Kind::conv: return "name, kind, gemm, params, prunable";
-    case Layer::Kind::linear: return "name, kind, gemm, params, prunable, tied";
-    case Layer::Kind::matmul: return "name, kind, gemm, batch";
-    case Layer::Kind::elementwise: return "name, kind, elements, accesses, params";
+    case Layer::Kind::linear: return "name, kind, gemm, params, prunable, tied, tp";
+    case Layer::Kind::matmul: return "name, kind, gemm, batch, tp";
+    case Layer::Kind::elementwise: return "name, kind, elements, accesses, params, tp";
     case Layer::Kind::embedding: return "name, kind, elements, params";
   }
   return "";
@@ -141,6 +141,18 @@ Layer read_layer(const Json& value, const SourceRef& where,
     if (r.optional("prunable") != nullptr) layer.prunable = r.boolean("prunable");
   } else {
     forbid(r, "prunable", kind);
+  }
+
+  // Tensor parallelism: linear layers split their outputs (column) or inputs (row); attention
+  // and activations between them split their work (split).
+  if (auto tp = r.optional_string("tp")) {
+    std::vector<std::string> valid;
+    if (kind == Layer::Kind::linear) valid = {"column", "row"};
+    else if (kind == Layer::Kind::matmul || kind == Layer::Kind::elementwise) valid = {"split"};
+    else forbid(r, "tp", kind);
+    if (std::find(valid.begin(), valid.end(), *tp) == valid.end())
+      fail(r.at("tp"), unknown_name_message("tp", *tp, valid) + " (for " + kind_phrase(kind) + ")");
+    layer.tp = *tp == "column" ? Layer::Split::column : *tp == "row" ? Layer::Split::row : Layer::Split::split;
   }
   r.finish();
   return layer;

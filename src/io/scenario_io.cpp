@@ -54,6 +54,7 @@ TrainingSpec read_training(const Json& value, const SourceRef& where) {
   t.bucket_B = r.optional_quantity("bucket", Quantity::size);
   t.step_time_s = r.optional_quantity("step_time", Quantity::time);
   if (t.step_time_s && *t.step_time_s <= 0) fail(r.at("step_time"), "a measured step takes more than 0 s");
+  t.tensor_parallel = r.optional_integer("tensor_parallel", 1, 1024).value_or(1);
   if (const Json* s = r.optional("sparsity")) t.sparsity = read_switches(*s, r.at("sparsity"));
   r.finish();
   return t;
@@ -71,6 +72,7 @@ Variant read_variant(const Json& value, const SourceRef& where) {
   v.nics_per_node = r.optional_integer("nics_per_node", 1, 64).value_or(0);
   if (const Json* s = r.optional("sparsity")) v.sparsity = read_switches(*s, r.at("sparsity"));
   v.batch_per_gpu = r.optional_number("batch_per_gpu", 0, 1e9, true);
+  v.tensor_parallel = r.optional_integer("tensor_parallel", 1, 1024);
   r.finish();
   return v;
 }

@@ -29,6 +29,11 @@ struct Layer {
   double elements = 0;    ///< elementwise, embedding: output elements of one sample
   double accesses = 0;    ///< elementwise: tensor-sized reads plus writes of the forward pass
   bool prunable = false;  ///< conv, linear: 2:4 structured sparsity may apply to its weights
+  /// Megatron-LM tensor parallelism over tp ranks: a column-parallel linear computes n / tp of
+  /// its outputs, a row-parallel one k / tp of its inputs and all-reduces its output; a split
+  /// layer (attention heads, the activation between the two FFN GEMMs) does 1 / tp of its work.
+  enum class Split { none, column, row, split };
+  Split tp = Split::none;
 };
 
 const char* to_string(Layer::Kind kind);

@@ -23,8 +23,9 @@ struct TraceOp {
   Kind kind = Kind::compute;
   /// compute: the ranks it runs on (each its own instance); empty means every rank.
   std::vector<int> ranks;
-  /// Ops that must finish first. A compute instance on rank r waits for the instance of each on
-  /// rank r; a collective or send waits for each on every rank it involves.
+  /// Ops that must finish first: on each rank this op runs on, the instance of each that runs
+  /// there (a rank an op in `after` does not run on has nothing to wait for from it). Each op in
+  /// `after` must run on at least one of this op's ranks.
   std::vector<std::string> after;
   /// CUDA-stream-like order: on each rank, ops of one stream run in trace order. Defaults:
   /// "compute" for compute ops, "comm" for collectives and sends.
@@ -81,11 +82,12 @@ struct TrainingSpec {
   std::string network;          ///< a network of models/networks.json
   std::string framework;        ///< a training framework of models/frameworks.json
   std::string optimizer;        ///< an optimizer of models/frameworks.json
-  double batch_per_gpu = 0;     ///< samples per GPU per iteration
+  double batch_per_gpu = 0;     ///< samples per data-parallel replica per iteration (per GPU without tensor parallelism)
   std::string precision = "amp";  ///< amp (fp16 math, fp32 master weights), bf16, tf32, fp32
   std::optional<std::string> gradient_dtype;  ///< NCCL type of the gradient allreduce; default the framework's
   std::optional<double> bucket_B;             ///< gradient bucket; default the framework's
   std::optional<double> step_time_s;          ///< measured one-GPU iteration: compute times are scaled to it
+  int tensor_parallel = 1;      ///< Megatron-style tensor-parallel group size (consecutive ranks); the rest is data parallel
   SparsitySwitches sparsity;
 };
 
@@ -98,6 +100,7 @@ struct Variant {
   int nics_per_node = 0;
   std::optional<SparsitySwitches> sparsity;
   std::optional<double> batch_per_gpu;
+  std::optional<int> tensor_parallel;
   SourceRef where;
 };
 

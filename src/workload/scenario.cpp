@@ -1,5 +1,7 @@
 #include "workload/scenario.hpp"
 
+#include <algorithm>
+
 #include "util/error.hpp"
 #include "workload/training.hpp"
 
@@ -24,6 +26,7 @@ TrainingSpec variant_training(const ScenarioSpec& scenario, const Variant& v) {
   TrainingSpec t = scenario.training;
   if (v.sparsity) t.sparsity = *v.sparsity;
   if (v.batch_per_gpu) t.batch_per_gpu = *v.batch_per_gpu;
+  if (v.tensor_parallel) t.tensor_parallel = *v.tensor_parallel;
   return t;
 }
 
@@ -67,6 +70,16 @@ ScenarioRunner::ScenarioRunner(const ScenarioSpec& scenario, const Catalog& cata
                            std::to_string(p.topology->gpu_count()));
     if (ranks < 0) ranks = p.topology->gpu_count();
     TrainingSpec training = variant_training(scenario, v);
+    if (baseline) training.tensor_parallel = 1;  // speedup is over one GPU running the whole model
+    if (ranks % training.tensor_parallel != 0)
+      throw InputError(training_at.file, (v.tensor_parallel ? v.where : training_at).at("tensor_parallel").pointer,
+                       std::to_string(ranks) + " GPUs do not divide into tensor-parallel groups of " +
+                           std::to_string(training.tensor_parallel));
+    if (training.tensor_parallel > 1 &&
+        std::none_of(setup.network->layers.begin(), setup.network->layers.end(),
+                     [](const Layer& l) { return l.tp != Layer::Split::none; }))
+      throw InputError(training_at.file, training_at.at("tensor_parallel").pointer,
+                       "network " + setup.network->name + " has no tensor-parallel layers (\"tp\" in models/networks.json)");
     p.trace = std::make_unique<TraceSpec>(training_trace(training, setup, ranks));
     p.trace->where = scenario.where;
     // A kernel the GPU cannot run comes from the scenario's precision or its sparsity switch.
@@ -113,7 +126,7 @@ std::vector<ScenarioPoint> ScenarioRunner::run() {
   for (auto& owned : pending_) {
     Pending& p = *owned;
     p.point.replay = p.replay->run(*p.runner);
-    const double samples = p.point.batch_per_gpu * p.point.gpus;
+    const double samples = p.trace->samples;  // batch per GPU x data-parallel replicas
     p.point.throughput = p.point.replay.iteration_s > 0 ? samples / p.point.replay.iteration_s : 0;
     if (p.point.gpus == 1) one_gpu = p.point.throughput;
     p.point.speedup = one_gpu > 0 ? p.point.throughput / one_gpu : 0;

@@ -151,10 +151,10 @@ TEST_CASE("networks: reader errors name the file, the place and what is valid") 
   CHECK(network_error("gemm", tiny_replacing(R"("elements": 64, "accesses": 3)",
                                              R"("gemm": [1, 2, 3], "elements": 64, "accesses": 3)")) ==
         "DIR/networks.json:/networks/tiny/layers/1/gemm: 'gemm' does not apply to an elementwise layer (its keys: "
-        "name, kind, elements, accesses, params)");
+        "name, kind, elements, accesses, params, tp)");
   CHECK(network_error("elements", tiny_replacing(R"("elements": 64, "accesses": 3)", R"("accesses": 3)")) ==
         "DIR/networks.json:/networks/tiny/layers/1: missing required key 'elements' (an elementwise layer takes: "
-        "name, kind, elements, accesses, params)");
+        "name, kind, elements, accesses, params, tp)");
   CHECK(network_error("duplicate", tiny_replacing(R"("name": "scores")", R"("name": "qkv")")) ==
         "DIR/networks.json:/networks/tiny/layers/3/name: duplicate layer name 'qkv' (first used at "
         "/networks/tiny/layers/2); layer names are unique within a network");
@@ -175,7 +175,7 @@ TEST_CASE("networks: weights, ties and empty networks are checked") {
         "names the embedding whose table is this layer's weight");
   CHECK(network_error("prunable", tiny_replacing(R"("accesses": 3,)", R"("accesses": 3, "prunable": false,)")) ==
         "DIR/networks.json:/networks/tiny/layers/1/prunable: 'prunable' does not apply to an elementwise layer (its "
-        "keys: name, kind, elements, accesses, params)");
+        "keys: name, kind, elements, accesses, params, tp)");
   CHECK(network_error("gemm-shape", tiny_replacing("[4, 48, 16]", "[4, 0, 16]")) ==
         "DIR/networks.json:/networks/tiny/layers/2/gemm/1: GEMM n must be a positive number, got the number 0");
   std::string empty = kTiny;
@@ -183,4 +183,35 @@ TEST_CASE("networks: weights, ties and empty networks are checked") {
                 "\"layers\": [],\n  ");
   CHECK(network_error("empty", empty) ==
         "DIR/networks.json:/networks/tiny/layers: a network needs at least one layer, in forward order");
+}
+
+TEST_CASE("networks: tensor-parallel annotations of the transformer blocks") {
+  // Megatron-LM's split of a BERT layer: qkv and the first FFN GEMM column-parallel, the
+  // attention output and the second FFN GEMM row-parallel, the attention core and GELU between.
+  const Network& bert = catalog().network("bert-large-seq128", {});
+  auto split_of = [&](const std::string& name) {
+    for (const Layer& l : bert.layers)
+      if (l.name == name) return l.tp;
+    FAIL("no layer " << name);
+    return Layer::Split::none;
+  };
+  CHECK(split_of("encoder.0.attention.qkv") == Layer::Split::column);
+  CHECK(split_of("encoder.0.attention.scores") == Layer::Split::split);
+  CHECK(split_of("encoder.0.attention.softmax") == Layer::Split::split);
+  CHECK(split_of("encoder.0.attention.output.dense") == Layer::Split::row);
+  CHECK(split_of("encoder.0.intermediate.dense") == Layer::Split::column);
+  CHECK(split_of("encoder.0.intermediate.gelu") == Layer::Split::split);
+  CHECK(split_of("encoder.0.output.dense") == Layer::Split::row);
+  CHECK(split_of("encoder.0.output.layer_norm") == Layer::Split::none);
+  CHECK(split_of("embeddings.word") == Layer::Split::none);
+  // 24 layers x (2 column + 2 row) linear layers.
+  int column = 0, row = 0;
+  for (const Layer& l : bert.layers) {
+    column += l.tp == Layer::Split::column;
+    row += l.tp == Layer::Split::row;
+  }
+  CHECK(column == 48);
+  CHECK(row == 48);
+  // ResNet has none.
+  for (const Layer& l : catalog().network("resnet50", {}).layers) CHECK(l.tp == Layer::Split::none);
 }

@@ -230,7 +230,13 @@ TEST_CASE("workload: replay refuses cycles, missing dependencies, small topologi
   TraceSpec elsewhere = trace_of(2, R"({"name": "a", "kind": "compute", "time": "1ms", "ranks": [0]},
                                       {"name": "b", "kind": "compute", "time": "1ms", "ranks": [1], "after": ["a"]})");
   CHECK(input_error([&] { Replay(a100, catalog(), elsewhere); }) ==
-        "t.json:/ops/1/after/0: op 'b' on rank 1 waits for 'a', which does not run on rank 1");
+        "t.json:/ops/1/after/0: op 'b' waits for 'a', which runs on none of its ranks");
+  // An op in "after" that runs on some of the op's ranks is waited for on those only: c on rank 0
+  // waits for a (1 ms), on rank 1 for nothing; b overlaps on rank 1. Iteration: a then c, 2 ms.
+  TraceSpec partial = trace_of(2, R"({"name": "a", "kind": "compute", "time": "1ms", "ranks": [0]},
+                                     {"name": "b", "kind": "compute", "time": "1ms", "ranks": [1], "stream": "other"},
+                                     {"name": "c", "kind": "compute", "time": "1ms", "after": ["a"]})");
+  CHECK_NOTHROW(Replay(a100, catalog(), partial));
   TraceSpec eight = trace_of(8, R"({"name": "a", "kind": "compute", "time": "1ms"})");
   CHECK_THROWS_AS(Replay(a100, catalog(), eight), UsageError);
   CHECK_THROWS_WITH(Replay(a100, catalog(), eight), "the trace has 8 ranks; flat:4:a100 has 4 GPUs");
@@ -501,4 +507,105 @@ TEST_CASE("workload: the memory estimate of ResNet-50 at 256 images per GPU") {
   CHECK(sparse.optimizer_B == Approx(kept * 4));
   CHECK(sparse.gradients_B == Approx(params * 4));
   CHECK(sparse.activations_B == Approx(m.activations_B));
+}
+
+TEST_CASE("workload: tensor parallelism splits the transformer blocks as Megatron-LM does") {
+  TrainingSpec spec;
+  spec.network = "bert-large-seq128";
+  spec.framework = "pytorch-ddp";
+  spec.optimizer = "lamb";
+  spec.batch_per_gpu = 8;
+  spec.precision = "amp";
+  spec.tensor_parallel = 2;
+  TrainingSetup setup;
+  setup.network = &catalog().network("bert-large-seq128", {});
+  setup.framework = &catalog().framework("pytorch-ddp", {});
+  setup.optimizer = &catalog().optimizer("lamb", {});
+  TraceSpec t = training_trace(spec, setup, 4);
+  // 4 ranks in tensor-parallel pairs: tp0 = {0, 1}, tp1 = {2, 3}; data-parallel dp0 = {0, 2},
+  // dp1 = {1, 3}. Two replicas of 8 sequences: 16 per iteration.
+  REQUIRE(t.groups.size() == 4);
+  CHECK(t.groups[0].name == "tp0");
+  CHECK(t.groups[0].ranks == std::vector<int>{0, 1});
+  CHECK(t.groups[3].name == "dp1");
+  CHECK(t.groups[3].ranks == std::vector<int>{1, 3});
+  CHECK(t.samples == 16);
+  auto op = [&](const std::string& name) -> const TraceOp& {
+    for (const TraceOp& o : t.ops)
+      if (o.name == name) return o;
+    FAIL("no op " << name);
+    return t.ops.front();
+  };
+  // Column-parallel qkv: m = 128 tokens x 8 sequences, n = 3072 / 2, k = 1024, on tp1's ranks.
+  const TraceOp& qkv = op("fwd.encoder.0.attention.qkv.tp1");
+  CHECK(qkv.m == 1024);
+  CHECK(qkv.n == 1536);
+  CHECK(qkv.k == 1024);
+  CHECK(qkv.ranks == std::vector<int>{2, 3});
+  // Attention core: 16 / 2 heads per rank, 8 sequences each: 64 GEMMs of 128 x 128 x 64.
+  CHECK(op("fwd.encoder.0.attention.scores.tp0").batch == 64);
+  // Row-parallel attention output: k = 1024 / 2; its output all-reduced in the pair, FP16:
+  // 128 x 1024 x 8 x 2 B = 2,097,152 B, on the "tp" stream; the next op waits for it.
+  const TraceOp& proj = op("fwd.encoder.0.attention.output.dense.tp0");
+  CHECK(proj.k == 512);
+  CHECK(proj.n == 1024);
+  const TraceOp& ar = op("fwd.encoder.0.attention.output.dense.allreduce.tp0");
+  CHECK(ar.group == "tp0");
+  CHECK(ar.size_B == 2097152);
+  CHECK(ar.dtype == "half");
+  CHECK(ar.stream == "tp");
+  CHECK(ar.after == std::vector<std::string>{"fwd.encoder.0.attention.output.dense.tp0"});
+  CHECK(op("fwd.encoder.0.attention.output.dropout.tp0").after ==
+        std::vector<std::string>{"fwd.encoder.0.attention.output.dense.allreduce.tp0"});
+  // Backward: the column-parallel qkv's input gradient (1024 x 1024 FP16 = 2,097,152 B) is
+  // partial on each rank and all-reduced after its dgrad.
+  const TraceOp& back = op("bwd.encoder.0.attention.qkv.dgrad.allreduce.tp0");
+  CHECK(back.size_B == 2097152);
+  CHECK(back.after == std::vector<std::string>{"bwd.encoder.0.attention.qkv.dgrad.tp0"});
+  // Gradients per rank: column layers hold half their parameters, row layers half their weights
+  // and their whole bias, everything else whole; FP32, all-reduced across the pair's replicas.
+  double per_rank = 0;
+  for (const Layer& l : setup.network->layers) {
+    if (l.tp == Layer::Split::column) per_rank += l.params / 2;
+    else if (l.tp == Layer::Split::row) per_rank += l.gemm_n * l.gemm_k / 2 + (l.params - l.gemm_n * l.gemm_k);
+    else per_rank += l.params;
+  }
+  CHECK(gradient_bytes(spec, setup) == Approx(per_rank * 4));
+  double dp0 = 0, dp1 = 0;
+  for (const TraceOp& o : t.ops) {
+    if (o.kind != TraceOp::Kind::collective || o.stream != "comm") continue;
+    (o.group == "dp0" ? dp0 : dp1) += o.size_B;
+    CHECK(o.after.size() == 2);  // the op that readies the bucket, in both pairs
+  }
+  CHECK(dp0 == Approx(per_rank * 4));
+  CHECK(dp1 == Approx(per_rank * 4));
+  // Groups that do not divide the ranks are refused.
+  spec.tensor_parallel = 3;
+  CHECK_THROWS_AS(training_trace(spec, setup, 4), std::invalid_argument);
+}
+
+TEST_CASE("workload: a tensor-parallel iteration replays with its collectives") {
+  TrainingSpec spec;
+  spec.network = "bert-large-seq128";
+  spec.framework = "pytorch-ddp";
+  spec.optimizer = "lamb";
+  spec.batch_per_gpu = 8;
+  spec.precision = "amp";
+  spec.tensor_parallel = 2;
+  TrainingSetup setup;
+  setup.network = &catalog().network("bert-large-seq128", {});
+  setup.framework = &catalog().framework("pytorch-ddp", {});
+  setup.optimizer = &catalog().optimizer("lamb", {});
+  TraceSpec t = training_trace(spec, setup, 8);
+  Topology a100 = bundled("dgx-a100");
+  Replay replay(a100, catalog(), t);
+  Simulator simulator;
+  PlatformRunner runner(simulator, simulator.add_platform(a100, replay.routes(), replay.needs()));
+  ReplayResult r = replay.run(runner);
+  // 4 pairs x 24 layers x (2 forward + 2 backward) activation allreduces, plus each of the 2
+  // data-parallel groups' buckets.
+  int tp_allreduces = 4 * 24 * 4;
+  CHECK(r.collectives > tp_allreduces);
+  CHECK(r.iteration_s > r.compute_s);
+  CHECK(r.compute_s == Approx(replay.rank0_compute_s()).epsilon(1e-9));
 }
