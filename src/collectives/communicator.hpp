@@ -115,6 +115,7 @@ class Communicator {
   /// every local GPU ends at another GPU near the same NIC. Positions within a server.
   struct Rail {
     std::vector<int> chain;
+    int nic = 0;  ///< the NIC index of each server this rail leaves through (RankHop::rail)
   };
   struct Plan {
     double latency_s = 0;

@@ -62,7 +62,25 @@ void Communicator::find_rails() {
       if (a != b) fabric_.arc(local[a], local[b]);
   std::vector<double> residual(fabric_.resources());
   for (int i = 0; i < fabric_.resources(); ++i) residual[i] = fabric_.capacity_Bps(i);
+  // With fewer GPUs per server than NICs, NCCL uses only the NICs nearest its GPUs (on DGX A100,
+  // one GPU per server uses the two NICs of its PCIe switch, not all eight).
+  auto nic_distance = [&](int r) {
+    Vertex nic = t.nics().at(static_cast<std::size_t>(fabric_.nic(fabric_.nodes().front(), r)));
+    std::size_t best = std::numeric_limits<std::size_t>::max();
+    for (int i = 0; i < g; ++i)
+      if (auto path = shortest_path(t, t.gpu(fabric_.gpu(local[i])), nic, host_links, passable))
+        best = std::min(best, path->size());
+    return best;
+  };
+  std::vector<bool> near(static_cast<std::size_t>(rails), true);
+  if (g < rails) {
+    std::vector<std::size_t> distance;
+    for (int r = 0; r < rails; ++r) distance.push_back(nic_distance(r));
+    std::size_t nearest = *std::min_element(distance.begin(), distance.end());
+    for (int r = 0; r < rails; ++r) near[static_cast<std::size_t>(r)] = distance[static_cast<std::size_t>(r)] == nearest;
+  }
   for (int r = 0; r < rails; ++r) {
+    if (!near[static_cast<std::size_t>(r)]) continue;
     Vertex nic = t.nics().at(static_cast<std::size_t>(fabric_.nic(fabric_.nodes().front(), r)));
     // Local GPUs by PCIe distance to the NIC; among the nearest, rails take turns entering, so
     // two NICs shared by two GPUs are entered one through each.
@@ -81,6 +99,7 @@ void Communicator::find_rails() {
     double speed = fabric_.arc(local[entry], node_ranks_[static_cast<std::size_t>(peer)][entry], r).bottleneck_Bps;
 
     Rail rail;
+    rail.nic = r;
     auto search = [&](int exit, bool nvlink_only, bool fit) {
       std::vector<int> path = {entry};
       std::vector<bool> used(g, false);
@@ -132,7 +151,7 @@ std::vector<RankHop> Communicator::rail_ring(int rail) const {
   for (std::size_t j = 0; j < m; ++j) {
     const std::vector<int>& here = node_ranks_[j];
     for (std::size_t i = 0; i + 1 < chain.size(); ++i) hops.push_back(RankHop{here[chain[i]], here[chain[i + 1]], -1});
-    hops.push_back(RankHop{here[chain.back()], node_ranks_[(j + 1) % m][chain.front()], rail});
+    hops.push_back(RankHop{here[chain.back()], node_ranks_[(j + 1) % m][chain.front()], rails_.at(static_cast<std::size_t>(rail)).nic});
   }
   return hops;
 }
@@ -202,7 +221,8 @@ Communicator::Plan Communicator::plan_network(const CollRequest& request, CollSi
           if (position == 0) continue;
           int parent_position = (position - 1) / 2;
           int parent = tree == 0 ? parent_position : m - 1 - parent_position;
-          up.push_back(RankHop{here[chain.front()], node_ranks_[static_cast<std::size_t>(parent)][chain.front()], r});
+          up.push_back(RankHop{here[chain.front()], node_ranks_[static_cast<std::size_t>(parent)][chain.front()],
+                               rails_[static_cast<std::size_t>(r)].nic});
         }
         std::vector<RankHop> down;
         for (auto it = up.rbegin(); it != up.rend(); ++it) down.push_back(RankHop{it->to, it->from, it->rail});
@@ -228,7 +248,8 @@ Communicator::Plan Communicator::plan_network(const CollRequest& request, CollSi
         const std::vector<int>& here = node_ranks_[static_cast<std::size_t>(j)];
         for (std::size_t i = chain.size() - 1; i > 0; --i) hops.push_back(RankHop{here[chain[i]], here[chain[i - 1]], -1});
         for (std::size_t i = 0; i + 1 < chain.size(); ++i) hops.push_back(RankHop{here[chain[i]], here[chain[i + 1]], -1});
-        hops.push_back(RankHop{here[chain.front()], node_ranks_[static_cast<std::size_t>((j + 1) % m)][chain.front()], r});
+        hops.push_back(RankHop{here[chain.front()], node_ranks_[static_cast<std::size_t>((j + 1) % m)][chain.front()],
+                               rails_[static_cast<std::size_t>(r)].nic});
       }
       add(composite("collnet" + tag + std::to_string(r), hops, std::nullopt),
           pipelined_B(S / rails, channel_B, proto.chunk_B, 2 * (g - 1) + 2), hops);
