@@ -45,15 +45,7 @@ void add_compare_command(CLI::App& app, Context& context) {
     std::string path = context.scenario_path(args->scenario);
     if (is_trace_file(path)) throw UsageError(path + " is a trace; compare runs training scenarios (topsim run replays traces)");
     ScenarioSpec scenario = load_scenario(path);
-    if (!args->gpus.empty() && !args->nodes.empty()) throw UsageError("give --gpus or --nodes, not both");
-    if (!args->gpus.empty()) {
-      scenario.gpus = counts_option(args->gpus, "--gpus");
-      scenario.nodes.clear();
-    }
-    if (!args->nodes.empty()) {
-      scenario.nodes = counts_option(args->nodes, "--nodes");
-      scenario.gpus.clear();
-    }
+    override_counts(scenario, args->gpus, args->nodes);
     std::vector<int> per_node;
     for (const std::string& k : names_option(args->nics_per_node)) {
       if (k.empty()) {

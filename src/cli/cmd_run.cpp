@@ -109,15 +109,7 @@ void add_run_command(CLI::App& app, Context& context) {
     if (args->no_p2p || args->no_gdr) throw UsageError("--no-p2p and --no-gdr apply to traces; scenarios run NCCL's defaults");
     ScenarioSpec scenario = load_scenario(args->file);
     if (!args->topology.empty()) scenario.topology = args->topology;
-    if (!args->gpus.empty() && !args->nodes.empty()) throw UsageError("give --gpus or --nodes, not both");
-    if (!args->gpus.empty()) {
-      scenario.gpus = counts_option(args->gpus, "--gpus");
-      scenario.nodes.clear();
-    }
-    if (!args->nodes.empty()) {
-      scenario.nodes = counts_option(args->nodes, "--nodes");
-      scenario.gpus.clear();
-    }
+    override_counts(scenario, args->gpus, args->nodes);
     for (Variant& v : scenario.variants) {
       if (v.gpu.empty()) v.gpu = args->gpu;
       if (v.nic.empty()) v.nic = args->scale.nic;

@@ -2,7 +2,21 @@
 
 #include <map>
 
+#include "util/error.hpp"
+
 namespace topsim {
+
+void override_counts(ScenarioSpec& scenario, const std::string& gpus, const std::string& nodes) {
+  if (!gpus.empty() && !nodes.empty()) throw UsageError("give --gpus or --nodes, not both");
+  if (!gpus.empty()) {
+    scenario.gpus = counts_option(gpus, "--gpus");
+    scenario.nodes.clear();
+  }
+  if (!nodes.empty()) {
+    scenario.nodes = counts_option(nodes, "--nodes");
+    scenario.gpus.clear();
+  }
+}
 
 std::vector<ScenarioPoint> run_scenario_points(const ScenarioSpec& scenario, const Context& context, Simulator& simulator) {
   Catalog catalog = context.catalog();

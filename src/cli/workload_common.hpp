@@ -9,6 +9,9 @@
 
 namespace topsim {
 
+/// --gpus or --nodes (at most one; "" for none) replacing a scenario's counts.
+void override_counts(ScenarioSpec& scenario, const std::string& gpus, const std::string& nodes);
+
 /// Runs every point of a scenario on `simulator` (topologies through the context).
 std::vector<ScenarioPoint> run_scenario_points(const ScenarioSpec& scenario, const Context& context, Simulator& simulator);
 

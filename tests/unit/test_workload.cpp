@@ -56,6 +56,21 @@ TrainingSetup resnet50(const std::string& framework, TrainingSpec& spec) {
   return setup;
 }
 
+// BERT-large pre-training (seq 128, LAMB, AMP, 8 sequences per replica) in tensor-parallel pairs.
+TrainingSetup bert_tp2(TrainingSpec& spec) {
+  spec.network = "bert-large-seq128";
+  spec.framework = "pytorch-ddp";
+  spec.optimizer = "lamb";
+  spec.batch_per_gpu = 8;
+  spec.precision = "amp";
+  spec.tensor_parallel = 2;
+  TrainingSetup setup;
+  setup.network = &catalog().network("bert-large-seq128", {});
+  setup.framework = &catalog().framework("pytorch-ddp", {});
+  setup.optimizer = &catalog().optimizer("lamb", {});
+  return setup;
+}
+
 // Bundled servers, scaled out or with a what-if GPU, as the CLI's Context::topology builds them.
 Topology build_bundled(const std::string& name, const ScaleOut& scale, const std::string& gpu) {
   TopologySpec spec = load_topology_spec(data_path("topologies/" + name + ".json"));
@@ -511,16 +526,7 @@ TEST_CASE("workload: the memory estimate of ResNet-50 at 256 images per GPU") {
 
 TEST_CASE("workload: tensor parallelism splits the transformer blocks as Megatron-LM does") {
   TrainingSpec spec;
-  spec.network = "bert-large-seq128";
-  spec.framework = "pytorch-ddp";
-  spec.optimizer = "lamb";
-  spec.batch_per_gpu = 8;
-  spec.precision = "amp";
-  spec.tensor_parallel = 2;
-  TrainingSetup setup;
-  setup.network = &catalog().network("bert-large-seq128", {});
-  setup.framework = &catalog().framework("pytorch-ddp", {});
-  setup.optimizer = &catalog().optimizer("lamb", {});
+  TrainingSetup setup = bert_tp2(spec);
   TraceSpec t = training_trace(spec, setup, 4);
   // 4 ranks in tensor-parallel pairs: tp0 = {0, 1}, tp1 = {2, 3}; data-parallel dp0 = {0, 2},
   // dp1 = {1, 3}. Two replicas of 8 sequences: 16 per iteration.
@@ -586,16 +592,7 @@ TEST_CASE("workload: tensor parallelism splits the transformer blocks as Megatro
 
 TEST_CASE("workload: a tensor-parallel iteration replays with its collectives") {
   TrainingSpec spec;
-  spec.network = "bert-large-seq128";
-  spec.framework = "pytorch-ddp";
-  spec.optimizer = "lamb";
-  spec.batch_per_gpu = 8;
-  spec.precision = "amp";
-  spec.tensor_parallel = 2;
-  TrainingSetup setup;
-  setup.network = &catalog().network("bert-large-seq128", {});
-  setup.framework = &catalog().framework("pytorch-ddp", {});
-  setup.optimizer = &catalog().optimizer("lamb", {});
+  TrainingSetup setup = bert_tp2(spec);
   TraceSpec t = training_trace(spec, setup, 8);
   Topology a100 = bundled("dgx-a100");
   Replay replay(a100, catalog(), t);
