@@ -606,3 +606,29 @@ TEST_CASE("workload: a tensor-parallel iteration replays with its collectives") 
   CHECK(r.iteration_s > r.compute_s);
   CHECK(r.compute_s == Approx(replay.rank0_compute_s()).epsilon(1e-9));
 }
+
+TEST_CASE("workload: a point gives the same figures alone and inside a longer run") {
+  // SimGrid's clock runs on across runs of one engine: every figure must be a difference of
+  // clocks. The 2-server point of BERT pre-training, alone and after the 1-server point (and
+  // the one-GPU baseline), on one engine, must agree to the rounding of those differences
+  // (measured: 1e-14 relative; printed figures are identical).
+  ScenarioSpec alone = load_scenario(std::string(TOPSIM_DATA_DIR) + "/scenarios/bert-large-pretrain-dgx-a100.json");
+  alone.nodes = {2};
+  ScenarioSpec longer = alone;
+  longer.nodes = {1, 2};
+  Simulator simulator;
+  PlatformFactory platforms = [&](const Topology& t, const RouteOptions& routes, const PlatformNeeds& needs) {
+    return std::unique_ptr<Runner>(new PlatformRunner(simulator, simulator.add_platform(t, routes, needs)));
+  };
+  ScenarioRunner first(longer, catalog(), build_bundled, platforms);
+  ScenarioRunner second(alone, catalog(), build_bundled, platforms);
+  std::vector<ScenarioPoint> a = first.run();
+  std::vector<ScenarioPoint> b = second.run();
+  REQUIRE(a.size() == 2);
+  REQUIRE(b.size() == 1);
+  CHECK(a[1].nodes == 2);
+  CHECK(a[1].replay.iteration_s == Approx(b[0].replay.iteration_s).epsilon(1e-12));
+  CHECK(a[1].replay.comm_s == Approx(b[0].replay.comm_s).epsilon(1e-12));
+  CHECK(a[1].throughput == Approx(b[0].throughput).epsilon(1e-12));
+  CHECK(a[1].speedup == Approx(b[0].speedup).epsilon(1e-12));
+}
