@@ -48,5 +48,7 @@ void add_compute_command(CLI::App& app, Context& context);
 void add_validate_command(CLI::App& app, Context& context);
 void add_run_command(CLI::App& app, Context& context);
 void add_compare_command(CLI::App& app, Context& context);
+void add_sweep_command(CLI::App& app, Context& context);
+void add_regress_command(CLI::App& app, Context& context);
 
 }  // namespace topsim

@@ -30,6 +30,8 @@ int main(int argc, char** argv) {
   topsim::add_compute_command(app, context);
   topsim::add_run_command(app, context);
   topsim::add_compare_command(app, context);
+  topsim::add_sweep_command(app, context);
+  topsim::add_regress_command(app, context);
   topsim::add_validate_command(app, context);
 
   try {

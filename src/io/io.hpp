@@ -6,6 +6,8 @@
 
 #include "model/catalog.hpp"
 #include "model/topology_spec.hpp"
+#include "model/result_spec.hpp"
+#include "model/sweep_spec.hpp"
 #include "model/validation_spec.hpp"
 #include "model/workload_spec.hpp"
 
@@ -43,5 +45,13 @@ ScenarioSpec load_scenario(const std::string& path);
 
 /// Whether a workload file is a trace (it has "ops") rather than a training scenario.
 bool is_trace_file(const std::string& path);
+
+/// A sweep of collectives: a file with a "sweep" section (docs/formats.md §9).
+bool is_sweep_file(const std::string& path);
+SweepSpec load_sweep(const std::string& path);
+
+/// What `topsim sweep` wrote (docs/formats.md §9): checked for its envelope and each row's
+/// "point" and "id"; the other fields are kept as they are.
+ResultFile load_result_file(const std::string& path);
 
 }  // namespace topsim

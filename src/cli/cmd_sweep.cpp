@@ -1,0 +1,323 @@
+// topsim sweep: every point of a grid (a sweep file's collectives, or a training scenario's
+// variants x counts) as one JSON row; --shard i/n runs every n-th point from the i-th, so that
+// a job array spreads a grid over machines. topsim merge joins the shards into what one run
+// writes. All points of a shard are laid out before the first runs (one engine per process).
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include "cli/workload_common.hpp"
+#include "io/io.hpp"
+#include "report/result_file.hpp"
+#include "util/error.hpp"
+#include "util/text.hpp"
+
+namespace topsim {
+
+namespace {
+
+struct SweepArgs {
+  std::string file;
+  std::string output;
+  std::string shard = "1/1";
+};
+
+std::pair<int, int> parse_shard(const std::string& text) {
+  auto slash = text.find('/');
+  std::vector<int> i, n;
+  try {
+    if (slash == std::string::npos) throw ParseError("no '/'");
+    i = parse_int_list(text.substr(0, slash));
+    n = parse_int_list(text.substr(slash + 1));
+  } catch (const ParseError&) {
+    throw UsageError("--shard: expected i/n (the i-th of n shares, 1 <= i <= n), got '" + text + "'");
+  }
+  if (i.size() != 1 || n.size() != 1 || n[0] < 1 || i[0] < 1 || i[0] > n[0])
+    throw UsageError("--shard: expected i/n with 1 <= i <= n, got '" + text + "'");
+  return {i[0], n[0]};
+}
+
+// FNV-1a over the point ids: two files with the same fingerprint describe the same grid.
+std::string fingerprint(const std::vector<std::string>& ids) {
+  unsigned long long h = 14695981039346656037ull;
+  for (const auto& id : ids) {
+    for (unsigned char c : id + "\n") {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+  }
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", h);
+  return text;
+}
+
+// A point of a collective sweep.
+struct CollPoint {
+  std::string id;
+  std::string topology;
+  int count = 0;
+  std::string op;
+  std::size_t size = 0;
+  const SweepOverride* override = nullptr;
+};
+
+ResultValue rounded(double value, int digits) { return round_to(value, digits); }
+
+void progress(std::size_t done, std::size_t total) {
+  if (isatty(STDERR_FILENO)) std::fprintf(stderr, "\rtopsim sweep: %zu/%zu points", done, total);
+  if (isatty(STDERR_FILENO) && done == total) std::fprintf(stderr, "\n");
+}
+
+ResultFile sweep_collectives(const std::string& path, const std::string& source, const Context& context, int index,
+                             int shards) {
+  SweepSpec sweep = load_sweep(path);
+  const bool by_nodes = sweep.gpus.empty();
+  const std::vector<int>& counts = by_nodes ? sweep.nodes : sweep.gpus;
+  std::vector<CollPoint> points;
+  for (const auto& t : sweep.topologies)
+    for (int c : counts)
+      for (const auto& op : sweep.ops)
+        for (std::size_t z = 0; z < sweep.sizes.size(); ++z)
+          for (const auto& o : sweep.overrides)
+            points.push_back({t + (by_nodes ? "/nodes=" : "/gpus=") + std::to_string(c) + "/" + op + "/" + sweep.sizes[z] +
+                                  "/" + o.name,
+                              t, c, op, z, &o});
+  std::vector<std::string> ids;
+  for (const auto& p : points) ids.push_back(p.id);
+  ResultFile out;
+  out.source = source;
+  out.grid = fingerprint(ids);
+  out.points = static_cast<long long>(points.size());
+  out.shard_index = index;
+  out.shard_count = shards;
+
+  // This shard's points, each with its communicator (one per topology, count and routes).
+  struct Group {
+    std::unique_ptr<Topology> topology;
+    std::unique_ptr<Communicator> comm;
+    std::vector<CollRequest> requests;
+    std::size_t platform = 0;
+    std::string skipped;  ///< why the points of this group cannot run
+  };
+  std::map<std::string, Group> groups;
+  std::vector<std::pair<std::size_t, std::string>> mine;  // point index, group key
+  auto request_of = [&](const CollPoint& p) {
+    CollRequest r;
+    r.op = parse_op(p.op);
+    r.dtype = parse_dtype(sweep.dtype);
+    r.size_B = sweep.sizes_B[p.size];
+    if (!p.override->algo.empty()) r.algo = parse_algo(p.override->algo);
+    if (!p.override->proto.empty()) r.proto = parse_proto(p.override->proto);
+    r.channels = p.override->channels;
+    return r;
+  };
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    if (static_cast<int>(i % static_cast<std::size_t>(shards)) != index - 1) continue;
+    const CollPoint& p = points[i];
+    std::string key = p.topology + "|" + std::to_string(p.count) + "|" + (p.override->peer_access ? "p" : "-") +
+                      (p.override->gpu_direct ? "g" : "-");
+    Group& g = groups[key];
+    if (!g.topology && g.skipped.empty()) {
+      try {
+        ScaleOut scale;
+        if (by_nodes) scale.nodes = p.count;
+        g.topology = std::make_unique<Topology>(context.topology(p.topology, scale));
+        int gpus = by_nodes ? g.topology->gpu_count() : p.count;
+        if (gpus > g.topology->gpu_count())
+          throw UsageError(p.topology + " has " + std::to_string(g.topology->gpu_count()) + " GPUs");
+        std::vector<int> ranks(static_cast<std::size_t>(gpus));
+        for (int r = 0; r < gpus; ++r) ranks[static_cast<std::size_t>(r)] = r;
+        RouteOptions routes;
+        routes.peer_access = p.override->peer_access;
+        routes.gpu_direct = p.override->gpu_direct;
+        g.comm = std::make_unique<Communicator>(*g.topology, ranks, routes);
+      } catch (const UsageError& e) {
+        g.topology.reset();
+        g.skipped = e.what();
+      }
+    }
+    if (g.comm) g.requests.push_back(request_of(p));
+    mine.emplace_back(i, key);
+  }
+  Simulator simulator;
+  for (auto& [key, g] : groups)
+    if (g.comm) g.platform = simulator.add_platform(*g.topology, g.comm->routes(), g.comm->needs(g.requests));
+
+  for (std::size_t n = 0; n < mine.size(); ++n) {
+    const auto& [i, key] = mine[n];
+    const CollPoint& p = points[i];
+    Group& g = groups.at(key);
+    ResultRow row;
+    row.fields = {{"point", static_cast<long long>(i)}, {"id", p.id}, {"topology", p.topology}};
+    row.fields.emplace_back(by_nodes ? "nodes" : "gpus", static_cast<long long>(p.count));
+    row.fields.emplace_back("op", p.op);
+    row.fields.emplace_back("size", sweep.sizes[p.size]);
+    row.fields.emplace_back("override", p.override->name);
+    if (!g.comm) {
+      row.fields.emplace_back("status", "skipped: " + g.skipped);
+    } else {
+      PlatformRunner runner(simulator, g.platform);
+      std::string status = "ok";
+      try {
+        CollResult r = g.comm->run(request_of(p), runner);
+        row.fields.emplace_back("status", status);
+        row.fields.emplace_back("gpus_total", static_cast<long long>(g.comm->ranks()));
+        row.fields.emplace_back("size_B", static_cast<long long>(std::llround(r.size.size_B)));
+        row.fields.emplace_back("algo", std::string(to_string(r.algo)));
+        row.fields.emplace_back("proto", std::string(to_string(r.proto)));
+        row.fields.emplace_back("channels", static_cast<long long>(r.channels));
+        row.fields.emplace_back("time_us", rounded(r.time_s * 1e6, 3));
+        row.fields.emplace_back("algbw_GBps", rounded(r.algbw_Bps / 1e9, 3));
+        row.fields.emplace_back("busbw_GBps", rounded(r.busbw_Bps / 1e9, 3));
+        row.fields.emplace_back("bound", r.bound_class);
+      } catch (const UsageError& e) {  // an override this point cannot run (an algorithm it lacks)
+        row.fields.emplace_back("status", std::string("skipped: ") + e.what());
+      }
+    }
+    out.rows.push_back(std::move(row));
+    progress(n + 1, mine.size());
+  }
+  return out;
+}
+
+ResultFile sweep_scenario(const std::string& path, const std::string& source, const Context& context, int index,
+                          int shards) {
+  ScenarioSpec scenario = load_scenario(path);
+  const bool by_nodes = scenario.gpus.empty();
+  const std::vector<int>& counts = by_nodes ? scenario.nodes : scenario.gpus;
+  struct Point {
+    std::string id;
+    ScenarioSpec spec;
+  };
+  std::vector<Point> points;
+  for (const Variant& v : scenario.variants)
+    for (int c : counts) {
+      Point p{v.name + (by_nodes ? "/nodes=" : "/gpus=") + std::to_string(c), scenario};
+      p.spec.variants = {v};
+      (by_nodes ? p.spec.nodes : p.spec.gpus) = {c};
+      points.push_back(std::move(p));
+    }
+  std::vector<std::string> ids;
+  for (const auto& p : points) ids.push_back(p.id);
+  ResultFile out;
+  out.source = source;
+  out.grid = fingerprint(ids);
+  out.points = static_cast<long long>(points.size());
+  out.shard_index = index;
+  out.shard_count = shards;
+
+  Catalog catalog = context.catalog();
+  Simulator simulator;
+  TopologyFactory topologies = [&](const std::string& t, const ScaleOut& s, const std::string& gpu) {
+    return context.topology(t, s, gpu);
+  };
+  PlatformFactory platforms = [&](const Topology& t, const RouteOptions& routes, const PlatformNeeds& needs) {
+    return std::unique_ptr<Runner>(new PlatformRunner(simulator, simulator.add_platform(t, routes, needs)));
+  };
+  std::vector<std::pair<std::size_t, std::unique_ptr<ScenarioRunner>>> mine;
+  for (std::size_t i = 0; i < points.size(); ++i)
+    if (static_cast<int>(i % static_cast<std::size_t>(shards)) == index - 1)
+      mine.emplace_back(i, std::make_unique<ScenarioRunner>(points[i].spec, catalog, topologies, platforms));
+  std::size_t done = 0;
+  for (auto& [i, runner] : mine) {
+    std::vector<ScenarioPoint> result = runner->run();
+    Table table = scenario_table(result, Format::json);
+    ResultRow row;
+    row.fields = {{"point", static_cast<long long>(i)}, {"id", points[i].id}, {"status", std::string("ok")}};
+    const auto& columns = table.columns();
+    const auto& cells = table.rows().at(0);
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      if (columns[c].name == "vs_first") continue;  // a ratio between points, not a property of one
+      std::visit(
+          [&](const auto& v) {
+            using V = std::decay_t<decltype(v)>;
+            if constexpr (std::is_same_v<V, double>) row.fields.emplace_back(columns[c].name, rounded(v, columns[c].digits));
+            else row.fields.emplace_back(columns[c].name, ResultValue(v));
+          },
+          cells[c]);
+    }
+    out.rows.push_back(std::move(row));
+    progress(++done, mine.size());
+  }
+  return out;
+}
+
+// Writes the file whole or not at all: to a temporary beside it, then renamed.
+void write_file(const std::string& path, const std::string& text) {
+  std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary);
+    if (!out) throw UsageError("-o " + path + ": cannot write");
+    out << text;
+    if (!out.flush()) throw UsageError("-o " + path + ": write failed");
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    throw UsageError("-o " + path + ": cannot write");
+  }
+}
+
+}  // namespace
+
+void add_sweep_command(CLI::App& app, Context& context) {
+  CLI::App* sweep = app.add_subcommand("sweep", "Every point of a grid (a sweep file, or a training scenario) as JSON rows");
+  auto args = std::make_shared<SweepArgs>();
+  sweep->add_option("file", args->file, "Sweep file (scenarios/sweep-*.json) or training scenario: path or bundled name")
+      ->required();
+  sweep->add_option("-o,--output", args->output, "Write the rows here (default: standard output)");
+  sweep->add_option("--shard", args->shard, "Run the i-th of n shares of the points (1/3, 2/3, 3/3)")->default_val("1/1");
+  sweep->callback([args, &context]() {
+    auto [index, shards] = parse_shard(args->shard);
+    std::string path = context.scenario_path(args->file);
+    // The file as the user named it, so that results do not depend on where the data lives.
+    ResultFile result = is_sweep_file(path) ? sweep_collectives(path, args->file, context, index, shards)
+                                            : sweep_scenario(path, args->file, context, index, shards);
+    std::string text = result_file_text(result);
+    if (args->output.empty()) context.out = text;
+    else write_file(args->output, text);
+  });
+
+  CLI::App* merge = app.add_subcommand("merge", "Join the shards of one sweep into what a single run writes");
+  auto files = std::make_shared<std::vector<std::string>>();
+  auto output = std::make_shared<std::string>();
+  merge->add_option("files", *files, "Shard files of one sweep")->required();
+  merge->add_option("-o,--output", *output, "Write the merged rows here (default: standard output)");
+  merge->callback([files, output, &context]() {
+    std::vector<ResultFile> parts;
+    for (const auto& f : *files) parts.push_back(load_result_file(f));
+    ResultFile all = parts.front();
+    all.shard_index = all.shard_count = 1;
+    all.rows.clear();
+    std::map<long long, const ResultRow*> by_point;
+    for (std::size_t k = 0; k < parts.size(); ++k) {
+      const ResultFile& p = parts[k];
+      if (p.grid != all.grid || p.source != all.source || p.points != all.points)
+        throw InputError((*files)[k], "", "not a shard of the same sweep as " + files->front() + " (source " + p.source +
+                                              ", grid " + p.grid + " against " + all.source + ", grid " + all.grid + ")");
+      for (const ResultRow& row : p.rows) {
+        long long point = std::get<long long>(*row.get("point"));
+        if (!by_point.emplace(point, &row).second)
+          throw InputError((*files)[k], "", "point " + std::to_string(point) + " is in two files");
+      }
+    }
+    std::vector<std::string> missing;
+    for (long long i = 0; i < all.points; ++i)
+      if (!by_point.count(i)) missing.push_back(std::to_string(i));
+    if (!missing.empty())
+      throw InputError(files->front(), "", "the files miss " + std::to_string(missing.size()) + " of " +
+                                               std::to_string(all.points) + " points (" +
+                                               join(std::vector<std::string>(missing.begin(), missing.begin() + std::min<std::size_t>(missing.size(), 8)), ", ") +
+                                               (missing.size() > 8 ? ", ..." : "") + "): is a shard missing?");
+    for (const auto& [point, row] : by_point) all.rows.push_back(*row);
+    std::string text = result_file_text(all);
+    if (output->empty()) context.out = text;
+    else write_file(*output, text);
+  });
+}
+
+}  // namespace topsim

@@ -1,0 +1,33 @@
+#pragma once
+// Results of a sweep as plain data: one row per point of a grid, in point order, as written by
+// `topsim sweep`, joined by `topsim merge` and compared by `topsim regress`. Values are already
+// rounded to what the file carries, so reading a file and writing it back gives the same bytes.
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace topsim {
+
+using ResultValue = std::variant<std::string, double, long long, bool>;
+
+struct ResultRow {
+  std::vector<std::pair<std::string, ResultValue>> fields;  ///< in output order; "point" and "id" first
+
+  const ResultValue* get(const std::string& name) const {
+    for (const auto& [key, value] : fields)
+      if (key == name) return &value;
+    return nullptr;
+  }
+};
+
+struct ResultFile {
+  std::string source;      ///< the scenario or sweep file the grid came from
+  std::string grid;        ///< fingerprint of the grid's point ids: equal grids, comparable files
+  long long points = 0;    ///< points in the whole grid
+  int shard_index = 1;     ///< 1-based; with shard_count 1 the file holds the whole grid
+  int shard_count = 1;
+  std::vector<ResultRow> rows;
+};
+
+}  // namespace topsim
