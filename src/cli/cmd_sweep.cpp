@@ -56,6 +56,20 @@ std::string fingerprint(const std::vector<std::string>& ids) {
   return text;
 }
 
+// A result file for a grid of points (each with an `id`), before its rows.
+template <typename Point>
+ResultFile envelope(const std::vector<Point>& points, const std::string& source, int index, int shards) {
+  std::vector<std::string> ids;
+  for (const auto& p : points) ids.push_back(p.id);
+  ResultFile out;
+  out.source = source;
+  out.grid = fingerprint(ids);
+  out.points = static_cast<long long>(points.size());
+  out.shard_index = index;
+  out.shard_count = shards;
+  return out;
+}
+
 // A point of a collective sweep.
 struct CollPoint {
   std::string id;
@@ -87,14 +101,7 @@ ResultFile sweep_collectives(const std::string& path, const std::string& source,
             points.push_back({t + (by_nodes ? "/nodes=" : "/gpus=") + std::to_string(c) + "/" + op + "/" + sweep.sizes[z] +
                                   "/" + o.name,
                               t, c, op, z, &o});
-  std::vector<std::string> ids;
-  for (const auto& p : points) ids.push_back(p.id);
-  ResultFile out;
-  out.source = source;
-  out.grid = fingerprint(ids);
-  out.points = static_cast<long long>(points.size());
-  out.shard_index = index;
-  out.shard_count = shards;
+  ResultFile out = envelope(points, source, index, shards);
 
   // This shard's points, each with its communicator (one per topology, count and routes).
   struct Group {
@@ -202,14 +209,7 @@ ResultFile sweep_scenario(const std::string& path, const std::string& source, co
       (by_nodes ? p.spec.nodes : p.spec.gpus) = {c};
       points.push_back(std::move(p));
     }
-  std::vector<std::string> ids;
-  for (const auto& p : points) ids.push_back(p.id);
-  ResultFile out;
-  out.source = source;
-  out.grid = fingerprint(ids);
-  out.points = static_cast<long long>(points.size());
-  out.shard_index = index;
-  out.shard_count = shards;
+  ResultFile out = envelope(points, source, index, shards);
 
   Catalog catalog = context.catalog();
   Simulator simulator;

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <vector>
 
+#include "io/io.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
 
@@ -269,6 +270,25 @@ void ObjectReader::finish() const {
     if (!guess.empty()) message += " (did you mean '" + guess + "'?)";
     fail(at(item.key()), message + "; valid keys here: " + join(valid, ", "));
   }
+}
+
+bool file_has_top_key(const std::string& path, const std::string& key) {
+  Json document = parse_json_text(read_text_file(path), path);
+  return document.is_object() && document.contains(key);
+}
+
+std::vector<int> read_rising_counts(ObjectReader& reader, const std::string& key) {
+  std::vector<int> counts = read_array(reader, key, [](const Json& v, const SourceRef& at) {
+    if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > (1 << 20))
+      fail(at, "expected a count (1 or more), got " + describe(v));
+    return static_cast<int>(v.get<long long>());
+  });
+  if (counts.empty()) fail(reader.at(key), "expected at least one count");
+  for (std::size_t i = 1; i < counts.size(); ++i)
+    if (counts[i] <= counts[i - 1])
+      fail(reader.at(key).at(i),
+           "counts must rise (" + std::to_string(counts[i - 1]) + " then " + std::to_string(counts[i]) + ")");
+  return counts;
 }
 
 }  // namespace topsim

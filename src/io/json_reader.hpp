@@ -66,6 +66,12 @@ auto read_array(ObjectReader& reader, const std::string& key, ReadOne read_one) 
   return out;
 }
 
+/// A non-empty array of rising integers >= 1 under `key` (GPU or server counts).
+std::vector<int> read_rising_counts(ObjectReader& reader, const std::string& key);
+
+/// Whether a JSON file's top-level object has `key` (what kind of input file it is).
+bool file_has_top_key(const std::string& path, const std::string& key);
+
 /// Value readers usable on any JSON value (array elements, map entries).
 std::string read_string(const Json& value, const SourceRef& where);
 double read_quantity(const Json& value, const SourceRef& where, Quantity kind);

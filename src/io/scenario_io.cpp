@@ -11,19 +11,6 @@ namespace topsim {
 
 namespace {
 
-std::vector<int> read_counts(ObjectReader& r, const std::string& key) {
-  std::vector<int> counts = read_array(r, key, [](const Json& v, const SourceRef& at) {
-    if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > (1 << 20))
-      fail(at, "expected a count (1 or more), got " + describe(v));
-    return static_cast<int>(v.get<long long>());
-  });
-  if (counts.empty()) fail(r.at(key), "expected at least one count");
-  for (std::size_t i = 1; i < counts.size(); ++i)
-    if (counts[i] <= counts[i - 1])
-      fail(r.at(key).at(i), "counts must rise (" + std::to_string(counts[i - 1]) + " then " + std::to_string(counts[i]) + ")");
-  return counts;
-}
-
 SparsitySwitches read_switches(const Json& value, const SourceRef& where) {
   ObjectReader r(value, where);
   SparsitySwitches s;
@@ -79,10 +66,7 @@ Variant read_variant(const Json& value, const SourceRef& where) {
 
 }  // namespace
 
-bool is_trace_file(const std::string& path) {
-  Json document = parse_json_text(read_text_file(path), path);
-  return document.is_object() && document.contains("ops");
-}
+bool is_trace_file(const std::string& path) { return file_has_top_key(path, "ops"); }
 
 ScenarioSpec load_scenario(const std::string& path) {
   Json document = parse_json_text(read_text_file(path), path);
@@ -95,8 +79,8 @@ ScenarioSpec load_scenario(const std::string& path) {
   if (r.has("gpus") == r.has("nodes"))
     fail(r.where(), "a scenario gives either \"gpus\" (GPU counts in one server) or \"nodes\" (server counts), not " +
                         std::string(r.has("gpus") ? "both" : "neither"));
-  if (r.has("gpus")) s.gpus = read_counts(r, "gpus");
-  else s.nodes = read_counts(r, "nodes");
+  if (r.has("gpus")) s.gpus = read_rising_counts(r, "gpus");
+  else s.nodes = read_rising_counts(r, "nodes");
   if (r.has("variants")) {
     s.variants = read_array(r, "variants", read_variant);
     if (s.variants.empty()) fail(r.at("variants"), "expected at least one variant (or no \"variants\" key)");

@@ -17,18 +17,6 @@ std::vector<std::string> read_names(ObjectReader& r, const std::string& key) {
   return names;
 }
 
-std::vector<int> read_rising(ObjectReader& r, const std::string& key) {
-  std::vector<int> counts = read_array(r, key, [](const Json& v, const SourceRef& at) {
-    if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > (1 << 20))
-      fail(at, "expected a count (1 or more), got " + describe(v));
-    return static_cast<int>(v.get<long long>());
-  });
-  if (counts.empty()) fail(r.at(key), "expected at least one count");
-  for (std::size_t i = 1; i < counts.size(); ++i)
-    if (counts[i] <= counts[i - 1]) fail(r.at(key).at(i), "counts must rise");
-  return counts;
-}
-
 SweepOverride read_override(const Json& value, const SourceRef& where) {
   ObjectReader r(value, where);
   SweepOverride o;
@@ -54,10 +42,7 @@ ResultValue read_value(const Json& v, const SourceRef& at) {
 
 }  // namespace
 
-bool is_sweep_file(const std::string& path) {
-  Json document = parse_json_text(read_text_file(path), path);
-  return document.is_object() && document.contains("sweep");
-}
+bool is_sweep_file(const std::string& path) { return file_has_top_key(path, "sweep"); }
 
 SweepSpec load_sweep(const std::string& path) {
   Json document = parse_json_text(read_text_file(path), path);
@@ -69,8 +54,8 @@ SweepSpec load_sweep(const std::string& path) {
   s.topologies = read_names(r, "topologies");
   if (r.has("gpus") == r.has("nodes"))
     fail(r.where(), "a sweep gives either \"gpus\" (GPU counts in one server) or \"nodes\" (server counts)");
-  if (r.has("gpus")) s.gpus = read_rising(r, "gpus");
-  else s.nodes = read_rising(r, "nodes");
+  if (r.has("gpus")) s.gpus = read_rising_counts(r, "gpus");
+  else s.nodes = read_rising_counts(r, "nodes");
   s.ops = read_names(r, "ops");
   s.sizes = read_names(r, "sizes");
   for (std::size_t i = 0; i < s.sizes.size(); ++i) s.sizes_B.push_back(read_quantity(Json(s.sizes[i]), r.at("sizes").at(i), Quantity::size));
