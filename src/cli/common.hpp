@@ -50,5 +50,6 @@ void add_run_command(CLI::App& app, Context& context);
 void add_compare_command(CLI::App& app, Context& context);
 void add_sweep_command(CLI::App& app, Context& context);
 void add_regress_command(CLI::App& app, Context& context);
+void add_report_command(CLI::App& app, Context& context);
 
 }  // namespace topsim

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   topsim::add_compare_command(app, context);
   topsim::add_sweep_command(app, context);
   topsim::add_regress_command(app, context);
+  topsim::add_report_command(app, context);
   topsim::add_validate_command(app, context);
 
   try {

@@ -53,5 +53,7 @@ SweepSpec load_sweep(const std::string& path);
 /// What `topsim sweep` wrote (docs/formats.md §9): checked for its envelope and each row's
 /// "point" and "id"; the other fields are kept as they are.
 ResultFile load_result_file(const std::string& path);
+/// The same, or a plain array of rows (what run, compare and coll write with --format json).
+ResultFile load_result_rows(const std::string& path);
 
 }  // namespace topsim

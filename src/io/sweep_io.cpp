@@ -78,8 +78,38 @@ SweepSpec load_sweep(const std::string& path) {
   return s;
 }
 
+namespace {
+
+// Rows of a results array, keys in file order (the checked parse sorts them), so that a file
+// read and written back keeps its bytes.
+std::vector<ResultRow> read_rows(const Json& rows, const nlohmann::ordered_json& ordered_rows, const SourceRef& where,
+                                 bool need_ids) {
+  expect_array(rows, where);
+  std::vector<ResultRow> out;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    SourceRef at = where.at(i);
+    expect_object(rows[i], at);
+    ResultRow row;
+    for (const auto& item : ordered_rows[i].items()) {
+      Json value = Json::parse(item.value().dump());
+      row.fields.emplace_back(item.key(), read_value(value, at.at(item.key())));
+    }
+    if (need_ids) {
+      const ResultValue* point = row.get("point");
+      const ResultValue* id = row.get("id");
+      if (point == nullptr || !std::holds_alternative<long long>(*point)) fail(at, "a row needs an integer \"point\"");
+      if (id == nullptr || !std::holds_alternative<std::string>(*id)) fail(at, "a row needs a string \"id\"");
+    }
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+}  // namespace
+
 ResultFile load_result_file(const std::string& path) {
-  Json document = parse_json_text(read_text_file(path), path);
+  std::string text = read_text_file(path);
+  Json document = parse_json_text(text, path);
   ObjectReader r(document, SourceRef{path, ""});
   ResultFile f;
   f.source = r.string("source");
@@ -97,27 +127,20 @@ ResultFile load_result_file(const std::string& path) {
       fail(r.at("shard"), "expected i/n, got '" + *shard + "'");
     }
   }
-  const Json& rows = r.required("rows");
-  expect_array(rows, r.at("rows"));
-  // The rows again, keys in file order (the checked parse above sorts them), so that a file read
-  // and written back keeps its bytes.
-  nlohmann::ordered_json ordered = nlohmann::ordered_json::parse(read_text_file(path));
-  const auto& ordered_rows = ordered.at("rows");
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    SourceRef at = r.at("rows").at(i);
-    expect_object(rows[i], at);
-    ResultRow row;
-    for (const auto& item : ordered_rows[i].items()) {
-      Json value = Json::parse(item.value().dump());
-      row.fields.emplace_back(item.key(), read_value(value, at.at(item.key())));
-    }
-    const ResultValue* point = row.get("point");
-    const ResultValue* id = row.get("id");
-    if (point == nullptr || !std::holds_alternative<long long>(*point)) fail(at, "a row needs an integer \"point\"");
-    if (id == nullptr || !std::holds_alternative<std::string>(*id)) fail(at, "a row needs a string \"id\"");
-    f.rows.push_back(std::move(row));
-  }
+  nlohmann::ordered_json ordered = nlohmann::ordered_json::parse(text);
+  f.rows = read_rows(r.required("rows"), ordered.at("rows"), r.at("rows"), true);
   r.finish();
+  return f;
+}
+
+ResultFile load_result_rows(const std::string& path) {
+  std::string text = read_text_file(path);
+  Json document = parse_json_text(text, path);
+  if (document.is_object()) return load_result_file(path);
+  ResultFile f;
+  f.source = path;
+  f.rows = read_rows(document, nlohmann::ordered_json::parse(text), SourceRef{path, ""}, false);
+  f.points = static_cast<long long>(f.rows.size());
   return f;
 }
 

@@ -1,0 +1,147 @@
+// topsim report: one self-contained HTML page with the table and charts of a run, comparison,
+// collective sweep or training sweep (any JSON rows topsim wrote). Charts are inline SVG: busbw
+// against message size for collectives; throughput efficiency against GPUs and the
+// iteration-time breakdown for training.
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "cli/common.hpp"
+#include "io/io.hpp"
+#include "report/chart.hpp"
+#include "util/error.hpp"
+#include "util/text.hpp"
+
+namespace topsim {
+
+namespace {
+
+std::optional<double> number(const ResultRow& row, const char* name) {
+  const ResultValue* v = row.get(name);
+  if (v == nullptr) return std::nullopt;
+  if (const double* d = std::get_if<double>(v)) return *d;
+  if (const long long* i = std::get_if<long long>(v)) return static_cast<double>(*i);
+  return std::nullopt;
+}
+
+std::string text(const ResultRow& row, const char* name) {
+  const ResultValue* v = row.get(name);
+  if (v == nullptr) return "";
+  if (const std::string* s = std::get_if<std::string>(v)) return *s;
+  if (const long long* i = std::get_if<long long>(v)) return std::to_string(*i);
+  if (const double* d = std::get_if<double>(v)) return shortest(*d);
+  return std::get<bool>(*v) ? "true" : "false";
+}
+
+std::string html_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) out += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : std::string(1, c);
+  return out;
+}
+
+bool ok(const ResultRow& row) {
+  std::string status = text(row, "status");
+  return status.empty() || status == "ok";
+}
+
+// Collectives: one chart per topology and operation, a series per count and override.
+std::vector<std::string> collective_charts(const std::vector<ResultRow>& rows) {
+  std::map<std::string, std::map<std::string, Series>> charts;  // title -> series name -> series
+  for (const ResultRow& r : rows) {
+    auto size = number(r, "size_B"), busbw = number(r, "busbw_GBps");
+    if (!ok(r) || !size || !busbw) continue;
+    std::string count = r.get("nodes") ? text(r, "nodes") + " servers" : text(r, "gpus") + " GPUs";
+    std::string title = text(r, "topology") + ": " + text(r, "op");
+    std::string name = count + (r.get("override") ? " " + text(r, "override") : "") +
+                       (r.get("algo") && !r.get("override") ? " " + text(r, "algo") : "");
+    Series& s = charts[title][name];
+    s.name = name;
+    s.points.emplace_back(*size, *busbw);
+  }
+  std::vector<std::string> out;
+  for (auto& [title, series] : charts) {
+    LineChart chart{title + " busbw against message size", "message size (B)", "busbw (GB/s)", true, {}};
+    for (auto& [name, s] : series) {
+      std::sort(s.points.begin(), s.points.end());
+      chart.series.push_back(s);
+    }
+    out.push_back(svg(chart));
+  }
+  return out;
+}
+
+// Training: efficiency against GPUs per variant, and each point's iteration breakdown.
+std::vector<std::string> training_charts(const std::vector<ResultRow>& rows) {
+  std::map<std::string, Series> by_variant;
+  std::vector<std::string> order;
+  StackedBars bars{"iteration time by part", "ms", {}, {"forward", "backward", "optimizer", "exposed communication"}, {}};
+  for (const ResultRow& r : rows) {
+    auto gpus = number(r, "gpus"), efficiency = number(r, "efficiency");
+    if (!ok(r) || !gpus || !efficiency) continue;
+    std::string v = text(r, "variant");
+    if (!by_variant.count(v)) order.push_back(v);
+    by_variant[v].name = v;
+    by_variant[v].points.emplace_back(*gpus, *efficiency);
+    // Seconds in sweeps and JSON rows; milliseconds are what the chart shows.
+    auto part = [&](const char* name) { return number(r, name).value_or(0) * 1e3; };
+    bars.categories.push_back(v + " " + text(r, "gpus"));
+    bars.values.push_back({part("forward_s"), part("backward_s"), part("optimizer_s"), part("exposed_comm_s")});
+  }
+  std::vector<std::string> out;
+  if (by_variant.empty()) return out;
+  LineChart eff{"scaling efficiency against GPUs", "GPUs", "efficiency (speedup / GPUs)", true, {}};
+  for (const auto& v : order) eff.series.push_back(by_variant[v]);
+  out.push_back(svg(eff));
+  if (bars.categories.size() <= 48) out.push_back(svg(bars));
+  return out;
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app, Context& context) {
+  CLI::App* report = app.add_subcommand("report", "One self-contained HTML page with the table and charts of topsim's JSON rows");
+  auto input = std::make_shared<std::string>();
+  auto output = std::make_shared<std::string>();
+  report->add_option("result", *input, "JSON rows: what sweep, merge, run, compare or coll wrote (--format json)")->required();
+  report->add_option("-o,--output", *output, "The HTML page (default: standard output)");
+  report->callback([input, output, &context]() {
+    ResultFile f = load_result_rows(*input);
+    std::vector<std::string> charts = collective_charts(f.rows);
+    std::vector<std::string> training = training_charts(f.rows);
+    charts.insert(charts.end(), training.begin(), training.end());
+    std::vector<std::string> columns;
+    std::set<std::string> seen;
+    for (const ResultRow& r : f.rows)
+      for (const auto& [key, value] : r.fields)
+        if (seen.insert(key).second) columns.push_back(key);
+    std::string html = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>topsim report: " +
+                       html_escape(f.source) + "</title>\n<style>\nbody{font-family:sans-serif;margin:2em}"
+                       "table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ccc;padding:2px 6px;"
+                       "text-align:right}th{background:#eee}.charts svg{margin:0 1em 1em 0}\n</style>\n</head>\n<body>\n";
+    html += "<h1>topsim report</h1>\n<p>" + html_escape(f.source) + (f.grid.empty() ? "" : ", grid " + f.grid) + ", " +
+            std::to_string(f.rows.size()) + " rows</p>\n<div class=\"charts\">\n";
+    for (const auto& c : charts) html += c;
+    html += "</div>\n<table>\n<tr>";
+    for (const auto& c : columns) html += "<th>" + html_escape(c) + "</th>";
+    html += "</tr>\n";
+    for (const ResultRow& r : f.rows) {
+      html += "<tr>";
+      for (const auto& c : columns) html += "<td>" + html_escape(text(r, c.c_str())) + "</td>";
+      html += "</tr>\n";
+    }
+    html += "</table>\n</body>\n</html>\n";
+    if (output->empty()) {
+      context.out = html;
+      return;
+    }
+    std::string temporary = *output + ".tmp";
+    {
+      std::ofstream out(temporary, std::ios::binary);
+      if (!out || !(out << html) || !out.flush()) throw UsageError("-o " + *output + ": cannot write");
+    }
+    if (std::rename(temporary.c_str(), output->c_str()) != 0) throw UsageError("-o " + *output + ": cannot write");
+  });
+}
+
+}  // namespace topsim

@@ -1,0 +1,37 @@
+#pragma once
+// Charts as self-contained SVG text: line charts (busbw against message size, efficiency
+// against GPUs) and stacked bars (iteration-time breakdown). Deterministic output: fixed
+// geometry, fixed precision, series in the order given.
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace topsim {
+
+struct Series {
+  std::string name;
+  std::vector<std::pair<double, double>> points;  ///< (x, y), x rising
+};
+
+struct LineChart {
+  std::string title;
+  std::string x_label;
+  std::string y_label;
+  bool log_x = false;  ///< x on a base-2 logarithmic axis (message sizes, GPU counts)
+  std::vector<Series> series;
+};
+
+struct StackedBars {
+  std::string title;
+  std::string y_label;
+  std::vector<std::string> categories;     ///< one bar each
+  std::vector<std::string> segments;       ///< stacked bottom to top
+  std::vector<std::vector<double>> values; ///< [category][segment], >= 0
+};
+
+/// SVG of a chart, 640 x 360 user units; class "chart" on the root, one <polyline
+/// class="series"> per series (one <rect class="segment"> per bar segment).
+std::string svg(const LineChart& chart);
+std::string svg(const StackedBars& chart);
+
+}  // namespace topsim
