@@ -7,6 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(g++ cmake make pkg-config libsimgrid-dev libboost-graph-dev nlohmann-json3-dev libcli11-dev catch2)
+# The tests also need python3 (generators and checks under tools/) and chromium (the report
+# screenshot test).
+test_packages=(python3 chromium)
 
 install_missing() {
   local missing=()
@@ -38,6 +41,7 @@ case "${1:-}" in
     build/topsim p2p dgx-a100
     ;;
   test)
+    packages+=("${test_packages[@]}")
     install_missing
     build
     cd build && ctest -j "$(nproc)" --output-on-failure

@@ -10,13 +10,20 @@ namespace topsim {
 namespace {
 
 constexpr double kWidth = 640, kHeight = 360;
-constexpr double kLeft = 70, kRight = 170, kTop = 36, kBottom = 50;  // plot margins; legend on the right
+constexpr double kLeft = 70, kRight = 170, kTop = 36, kBottom = 70;  // plot margins; legend on the right
 // A colour-blind-safe palette (Okabe and Ito), cycled.
 const char* const kColours[] = {"#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"};
 
 std::string num(double v) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f", v);
+  return text;
+}
+
+// An axis value: three significant digits.
+std::string value_text(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", v);
   return text;
 }
 
@@ -82,7 +89,7 @@ std::string svg(const LineChart& chart) {
                      "\" y1=\"" + num(kTop) + "\" x2=\"" + num(kLeft) + "\" y2=\"" + num(kTop + h) + "\"/>\n</g>\n";
   for (int i = 0; i <= 4; ++i) {  // y ticks
     double v = y_max * i / 4;
-    body += "<text x=\"" + num(kLeft - 6) + "\" y=\"" + num(py(v) + 4) + "\" text-anchor=\"end\">" + num(v) + "</text>\n";
+    body += "<text x=\"" + num(kLeft - 6) + "\" y=\"" + num(py(v) + 4) + "\" text-anchor=\"end\">" + value_text(v) + "</text>\n";
   }
   if (chart.log_x) {
     int step = std::max(1, static_cast<int>(std::ceil((x_max - x_min) / 8)));
@@ -126,7 +133,7 @@ std::string svg(const StackedBars& chart) {
   for (int i = 0; i <= 4; ++i) {
     double v = y_max * i / 4;
     body += "<text x=\"" + num(kLeft - 6) + "\" y=\"" + num(kTop + h - v / y_max * h + 4) + "\" text-anchor=\"end\">" +
-            num(v) + "</text>\n";
+            value_text(v) + "</text>\n";
   }
   for (std::size_t c = 0; c < chart.categories.size(); ++c) {
     double x = kLeft + slot * static_cast<double>(c) + slot * 0.15, base = 0;
@@ -138,8 +145,9 @@ std::string svg(const StackedBars& chart) {
               escape(chart.categories[c] + ": " + chart.segments[s] + " " + num(v)) + "</title></rect>\n";
       base += v;
     }
-    body += "<text x=\"" + num(x + slot * 0.35) + "\" y=\"" + num(kTop + h + 16) + "\" text-anchor=\"middle\">" +
-            escape(chart.categories[c]) + "</text>\n";
+    // Labels slanted so that long ones do not run into each other.
+    body += "<text font-size=\"9\" text-anchor=\"end\" transform=\"translate(" + num(x + slot * 0.35) + " " +
+            num(kTop + h + 10) + ") rotate(-30)\">" + escape(chart.categories[c]) + "</text>\n";
   }
   body += "<text transform=\"translate(16 " + num(kTop + h / 2) + ") rotate(-90)\" text-anchor=\"middle\">" +
           escape(chart.y_label) + "</text>\n";
