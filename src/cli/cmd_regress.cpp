@@ -40,21 +40,6 @@ double tolerance_of(const std::string& text) {
 
 std::string id_of(const ResultRow& row) { return std::get<std::string>(*row.get("id")); }
 
-std::string status_of(const ResultRow& row) {
-  const ResultValue* s = row.get("status");
-  return s != nullptr && std::holds_alternative<std::string>(*s) ? std::get<std::string>(*s) : "ok";
-}
-
-std::optional<double> number(const ResultRow& row, const char* name) {
-  const ResultValue* v = row.get(name);
-  if (v == nullptr) return std::nullopt;
-  if (const double* d = std::get_if<double>(v)) return *d;
-  if (const long long* i = std::get_if<long long>(v)) return static_cast<double>(*i);
-  return std::nullopt;
-}
-
-std::string read_bytes(const std::string& path) { return read_text_file(path); }
-
 }  // namespace
 
 void add_regress_command(CLI::App& app, Context& context) {
@@ -70,7 +55,7 @@ void add_regress_command(CLI::App& app, Context& context) {
     double tolerance = tolerance_of(args->tolerance);
     ResultFile current = load_result_file(args->current);
     if (args->update) {
-      std::string text = read_bytes(args->current);
+      std::string text = read_text_file(args->current);
       std::ofstream out(args->baseline, std::ios::binary);
       if (!out || !(out << text) || !out.flush()) throw UsageError("--baseline " + args->baseline + ": cannot write");
       context.out = "baseline " + args->baseline + " updated from " + args->current + " (" +
@@ -97,16 +82,16 @@ void add_regress_command(CLI::App& app, Context& context) {
     int worse = 0, moved = 0;
     for (const ResultRow& cur : current.rows) {
       const ResultRow& base = *base_rows.at(id_of(cur));
-      if (status_of(base) != status_of(cur)) {
+      if (base.status() != cur.status()) {
         ++moved;
-        bool lost = status_of(cur) != "ok";
+        bool lost = cur.status() != "ok";
         worse += lost ? 1 : 0;
         table.add_row({id_of(cur), std::string("status"), 0.0, 0.0, 0.0,
-                       std::string(lost ? "worse: " : "better: ") + status_of(base) + " -> " + status_of(cur)});
+                       std::string(lost ? "worse: " : "better: ") + base.status() + " -> " + cur.status()});
         continue;
       }
       for (const Metric& m : kMetrics) {
-        auto b = number(base, m.name), c = number(cur, m.name);
+        auto b = base.number(m.name), c = cur.number(m.name);
         if (!b || !c || *b == *c) continue;
         ++moved;
         double change = *b != 0 ? (*c - *b) / *b : 1;

@@ -17,14 +17,6 @@ namespace topsim {
 
 namespace {
 
-std::optional<double> number(const ResultRow& row, const char* name) {
-  const ResultValue* v = row.get(name);
-  if (v == nullptr) return std::nullopt;
-  if (const double* d = std::get_if<double>(v)) return *d;
-  if (const long long* i = std::get_if<long long>(v)) return static_cast<double>(*i);
-  return std::nullopt;
-}
-
 std::string text(const ResultRow& row, const char* name) {
   const ResultValue* v = row.get(name);
   if (v == nullptr) return "";
@@ -40,16 +32,13 @@ std::string html_escape(const std::string& s) {
   return out;
 }
 
-bool ok(const ResultRow& row) {
-  std::string status = text(row, "status");
-  return status.empty() || status == "ok";
-}
+bool ok(const ResultRow& row) { return row.status() == "ok"; }
 
 // Collectives: one chart per topology and operation, a series per count and override.
 std::vector<std::string> collective_charts(const std::vector<ResultRow>& rows) {
   std::map<std::string, std::map<std::string, Series>> charts;  // title -> series name -> series
   for (const ResultRow& r : rows) {
-    auto size = number(r, "size_B"), busbw = number(r, "busbw_GBps");
+    auto size = r.number("size_B"), busbw = r.number("busbw_GBps");
     if (!ok(r) || !size || !busbw) continue;
     std::string count = r.get("nodes") ? text(r, "nodes") + " servers" : text(r, "gpus") + " GPUs";
     std::string title = text(r, "topology") + ": " + text(r, "op");
@@ -77,14 +66,14 @@ std::vector<std::string> training_charts(const std::vector<ResultRow>& rows) {
   std::vector<std::string> order;
   StackedBars bars{"iteration time by part", "ms", {}, {"forward", "backward", "optimizer", "exposed communication"}, {}};
   for (const ResultRow& r : rows) {
-    auto gpus = number(r, "gpus"), efficiency = number(r, "efficiency");
+    auto gpus = r.number("gpus"), efficiency = r.number("efficiency");
     if (!ok(r) || !gpus || !efficiency) continue;
     std::string v = text(r, "variant");
     if (!by_variant.count(v)) order.push_back(v);
     by_variant[v].name = v;
     by_variant[v].points.emplace_back(*gpus, *efficiency);
     // Seconds in sweeps and JSON rows; milliseconds are what the chart shows.
-    auto part = [&](const char* name) { return number(r, name).value_or(0) * 1e3; };
+    auto part = [&](const char* name) { return r.number(name).value_or(0) * 1e3; };
     bars.categories.push_back(v + " " + text(r, "gpus"));
     bars.values.push_back({part("forward_s"), part("backward_s"), part("optimizer_s"), part("exposed_comm_s")});
   }
