@@ -1,7 +1,6 @@
 // topsim regress: a sweep's rows against a baseline's, point by point. Exits 1 when a point is
 // worse than the tolerance, 2 when the files cannot be compared; --update accepts the current.
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <memory>
 
@@ -55,9 +54,7 @@ void add_regress_command(CLI::App& app, Context& context) {
     double tolerance = tolerance_of(args->tolerance);
     ResultFile current = load_result_file(args->current);
     if (args->update) {
-      std::string text = read_text_file(args->current);
-      std::ofstream out(args->baseline, std::ios::binary);
-      if (!out || !(out << text) || !out.flush()) throw UsageError("--baseline " + args->baseline + ": cannot write");
+      write_file_whole(args->baseline, read_text_file(args->current), "--baseline");
       context.out = "baseline " + args->baseline + " updated from " + args->current + " (" +
                     std::to_string(current.rows.size()) + " points)\n";
       return;

@@ -2,7 +2,6 @@
 // collective sweep or training sweep (any JSON rows topsim wrote). Charts are inline SVG: busbw
 // against message size for collectives; throughput efficiency against GPUs and the
 // iteration-time breakdown for training.
-#include <fstream>
 #include <map>
 #include <memory>
 #include <set>
@@ -124,12 +123,7 @@ void add_report_command(CLI::App& app, Context& context) {
       context.out = html;
       return;
     }
-    std::string temporary = *output + ".tmp";
-    {
-      std::ofstream out(temporary, std::ios::binary);
-      if (!out || !(out << html) || !out.flush()) throw UsageError("-o " + *output + ": cannot write");
-    }
-    if (std::rename(temporary.c_str(), output->c_str()) != 0) throw UsageError("-o " + *output + ": cannot write");
+    write_file_whole(*output, html, "-o");
   });
 }
 

@@ -6,7 +6,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -247,21 +246,6 @@ ResultFile sweep_scenario(const std::string& path, const std::string& source, co
   return out;
 }
 
-// Writes the file whole or not at all: to a temporary beside it, then renamed.
-void write_file(const std::string& path, const std::string& text) {
-  std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary);
-    if (!out) throw UsageError("-o " + path + ": cannot write");
-    out << text;
-    if (!out.flush()) throw UsageError("-o " + path + ": write failed");
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    throw UsageError("-o " + path + ": cannot write");
-  }
-}
-
 }  // namespace
 
 void add_sweep_command(CLI::App& app, Context& context) {
@@ -279,7 +263,7 @@ void add_sweep_command(CLI::App& app, Context& context) {
                                             : sweep_scenario(path, args->file, context, index, shards);
     std::string text = result_file_text(result);
     if (args->output.empty()) context.out = text;
-    else write_file(args->output, text);
+    else write_file_whole(args->output, text, "-o");
   });
 
   CLI::App* merge = app.add_subcommand("merge", "Join the shards of one sweep into what a single run writes");
@@ -316,7 +300,7 @@ void add_sweep_command(CLI::App& app, Context& context) {
     for (const auto& [point, row] : by_point) all.rows.push_back(*row);
     std::string text = result_file_text(all);
     if (output->empty()) context.out = text;
-    else write_file(*output, text);
+    else write_file_whole(*output, text, "-o");
   });
 }
 

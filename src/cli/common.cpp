@@ -1,6 +1,8 @@
 #include "cli/common.hpp"
 
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 
 #include "io/io.hpp"
 #include "topology/cluster.hpp"
@@ -91,6 +93,24 @@ std::vector<int> counts_option(const std::string& text, const char* option) {
                        std::to_string(counts[i]) + ")");
   }
   return counts;
+}
+
+void write_file_whole(const std::string& path, const std::string& text, const std::string& option) {
+  std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary);
+    if (!out) throw UsageError(option + " " + path + ": cannot write");
+    out << text;
+    if (!out.flush()) {
+      out.close();
+      std::remove(temporary.c_str());
+      throw UsageError(option + " " + path + ": write failed");
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    throw UsageError(option + " " + path + ": cannot write");
+  }
 }
 
 double size_option(const std::string& text, const char* option) {

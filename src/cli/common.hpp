@@ -36,6 +36,10 @@ double size_option(const std::string& text, const char* option);
 /// Rising counts given to `option` ("1,2,4" or "1-4,8"), each 1 or more; UsageError naming the option.
 std::vector<int> counts_option(const std::string& text, const char* option);
 
+/// Writes `text` to `path` whole or not at all (a temporary beside it, then renamed), so that a
+/// failed or interrupted command leaves no half-written file. UsageError naming `option`.
+void write_file_whole(const std::string& path, const std::string& text, const std::string& option);
+
 /// Adds --format table|csv|json to a subcommand, bound to `format`.
 void add_format_option(CLI::App& command, std::string& format);
 
