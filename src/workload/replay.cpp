@@ -226,8 +226,10 @@ PlatformNeeds Replay::needs() {
   PlatformNeeds merged;
   merged.all_pairs = false;
   std::map<std::string, std::vector<CollRequest>> requests;
-  std::map<std::string, std::set<std::string>> seen;
-  for (const TraceOp& op : trace_.ops) {
+  op_keys_.assign(trace_.ops.size(), "");
+  requests_.clear();
+  for (std::size_t i = 0; i < trace_.ops.size(); ++i) {
+    const TraceOp& op = trace_.ops[i];
     if (op.kind == TraceOp::Kind::send) {
       merged.pairs.emplace_back(op.src, op.dst);
       continue;
@@ -239,7 +241,8 @@ PlatformNeeds Replay::needs() {
       throw InputError(op.where.file, op.where.at("root").pointer,
                        "root " + std::to_string(r.root) + " is not a rank of group '" + op.group + "' (0-" +
                            std::to_string(g.ranks.size() - 1) + ")");
-    if (seen[op.group].insert(request_key(op.group, r)).second) requests[op.group].push_back(r);
+    op_keys_[i] = request_key(op.group, r);
+    if (requests_.emplace(op_keys_[i], r).second) requests[op.group].push_back(r);
   }
   for (auto& [name, list] : requests) {
     Group& g = groups_.at(name);
@@ -258,14 +261,13 @@ PlatformNeeds Replay::needs() {
 ReplayResult Replay::run(Runner& runner) {
   const auto& ops = trace_.ops;
   // NCCL's tuner picks from sizes alone, blind to other traffic: choose each collective alone.
+  if (op_keys_.size() != ops.size()) throw std::logic_error("Replay::run before needs()");
   std::map<std::string, CollRequest> chosen;
-  for (const TraceOp& op : ops) {
-    if (op.kind != TraceOp::Kind::collective) continue;
-    CollRequest r = request_of(op);
-    std::string key = request_key(op.group, r);
-    if (chosen.count(key) != 0) continue;
-    Group& g = groups_.at(op.group);
-    if (!g.comm) throw std::logic_error("Replay::run before needs()");
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const std::string& key = op_keys_[i];
+    if (key.empty() || chosen.count(key) != 0) continue;
+    CollRequest r = requests_.at(key);
+    Group& g = groups_.at(ops[i].group);
     OffsetRunner shifted(runner, g.composite_offset);
     CollResult result = g.comm->run(r, shifted);
     r.algo = result.algo;
@@ -299,8 +301,7 @@ ReplayResult Replay::run(Runner& runner) {
       last[i] = schedule.transfer(op.src, op.dst, op.size_B, after);
     } else {
       Group& g = groups_.at(op.group);
-      const CollRequest& r = chosen.at(request_key(op.group, request_of(op)));
-      last[i] = g.comm->append(r, schedule, after, g.composite_offset);
+      last[i] = g.comm->append(chosen.at(op_keys_[inst.op]), schedule, after, g.composite_offset);
     }
   }
   std::vector<OpTiming> timings = runner.run(schedule);
@@ -323,7 +324,7 @@ ReplayResult Replay::run(Runner& runner) {
     if (op.kind == TraceOp::Kind::collective) {
       ++result.collectives;
       result.collective_B += op.size_B;
-      const CollRequest& r = chosen.at(request_key(op.group, request_of(op)));
+      const CollRequest& r = chosen.at(op_keys_[instances_[i].op]);
       ++algo_count[op.op + " " + to_string(*r.algo) + "/" + to_string(*r.proto)];
     }
   }

@@ -74,6 +74,10 @@ class Replay {
   std::map<std::string, Group> groups_;
   std::vector<Instance> instances_;  ///< in a topological order
   std::vector<double> compute_s_;    ///< per instance, compute ops only (scaled)
+  /// Set by needs(): per trace op, the key of its collective request ("" for other ops), and the
+  /// request of each key (the collectives a run chooses algorithms for, once each).
+  std::vector<std::string> op_keys_;
+  std::map<std::string, CollRequest> requests_;
 };
 
 }  // namespace topsim
