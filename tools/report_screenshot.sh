@@ -22,3 +22,7 @@ shoot() {  # rows, page, screenshot, colours, pixels
 shoot tests/baselines/gpt-tensor-parallel-dgx-a100.json training.html training.png 4 400
 # Collectives: busbw lines of several counts and overrides per server.
 shoot tests/baselines/sweep-allreduce-servers.json collectives.html collectives.png 3 150
+# Link utilisation: the heat map of a DGX-1 ring allreduce, its NVLinks busy (100%, yellow)
+# from the first bin on.
+"$topsim" coll dgx1-v100 -b 256M -e 256M --link-usage "$tmp/links.json" >/dev/null
+shoot "$tmp/links.json" links.html links.png 1 20000

@@ -3,6 +3,7 @@
 #include <numeric>
 
 #include "cli/coll_common.hpp"
+#include "cli/link_usage_options.hpp"
 #include "cli/common.hpp"
 #include "collectives/communicator.hpp"
 #include "engine/simulator.hpp"
@@ -33,6 +34,7 @@ struct CollArgs {
   bool explain = false;
   std::string model = "flow";
   ScaleOut scale;
+  LinkUsageArgs usage;
 };
 
 std::vector<double> sizes_of(const CollArgs& a) {
@@ -172,6 +174,7 @@ void add_coll_command(CLI::App& app, Context& context) {
       ->default_val("flow");
   add_request_options(*coll, args->request);
   add_scale_out_options(*coll, args->scale);
+  add_link_usage_options(*coll, args->usage);
   coll->callback([args, &context]() {
     Topology t = context.topology(args->topology, args->scale);
     Format format = parse_format(args->format);
@@ -190,9 +193,24 @@ void add_coll_command(CLI::App& app, Context& context) {
     Communicator comm(t, gpus_of(*args, t), routes_of(args->request));
     PlatformNeeds needs = comm.needs(requests);
     Simulator simulator;
+    if (args->usage.any()) {
+      if (requests.size() != 1)
+        throw UsageError("--heatmap and --link-usage draw one run: give one --op and one size (-b equal to -e)");
+      simulator.track_links();
+    }
     PlatformRunner runner(simulator, simulator.add_platform(t, comm.routes(), needs));
     std::vector<CollResult> results;
     for (const CollRequest& r : requests) results.push_back(comm.run(r, runner));
+    if (args->usage.any()) {
+      // The choice ran every candidate; run the chosen one again so that it is the last run.
+      CollRequest chosen = requests.front();
+      chosen.algo = results.front().algo;
+      chosen.proto = results.front().proto;
+      comm.run(chosen, runner);
+      write_link_usage(args->usage, simulator,
+                       std::string(to_string(chosen.op)) + " " + format_size(chosen.size_B) + " on " + t.name() + " (" +
+                           to_string(*chosen.algo) + "/" + to_string(*chosen.proto) + ")");
+    }
     context.out = format == Format::table ? table_text(results, t, comm, args->redop, args->explain)
                                           : rows_table(results, comm, args->redop, args->explain).render(format);
   });

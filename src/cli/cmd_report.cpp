@@ -9,6 +9,7 @@
 #include "cli/common.hpp"
 #include "io/io.hpp"
 #include "report/chart.hpp"
+#include "report/link_usage.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
 
@@ -85,40 +86,71 @@ std::vector<std::string> training_charts(const std::vector<ResultRow>& rows) {
   return out;
 }
 
+// A page: title line, charts, then a table of `columns` x `cells`.
+std::string page(const std::string& source, const std::string& summary, const std::vector<std::string>& charts,
+                 const std::vector<std::string>& columns, const std::vector<std::vector<std::string>>& cells) {
+  std::string html = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>topsim report: " +
+                     html_escape(source) + "</title>\n<style>\nbody{font-family:sans-serif;margin:2em}"
+                     "table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ccc;padding:2px 6px;"
+                     "text-align:right}th{background:#eee}.charts svg{margin:0 1em 1em 0}\n</style>\n</head>\n<body>\n";
+  html += "<h1>topsim report</h1>\n<p>" + html_escape(summary) + "</p>\n<div class=\"charts\">\n";
+  for (const auto& c : charts) html += c;
+  html += "</div>\n<table>\n<tr>";
+  for (const auto& c : columns) html += "<th>" + html_escape(c) + "</th>";
+  html += "</tr>\n";
+  for (const auto& row : cells) {
+    html += "<tr>";
+    for (const auto& cell : row) html += "<td>" + html_escape(cell) + "</td>";
+    html += "</tr>\n";
+  }
+  return html + "</table>\n</body>\n</html>\n";
+}
+
+// A run's link usage: the heat map, then every link's capacity, bytes and utilisation.
+std::string link_usage_page(const std::string& path) {
+  LinkUsage u = load_link_usage(path);
+  std::vector<std::vector<std::string>> cells;
+  for (const LinkLoad& l : u.links)
+    cells.push_back({l.link, fixed(l.capacity_Bps / 1e9, 3), fixed(l.bytes_B, 0), fixed(l.mean_utilisation() * 100, 1),
+                     fixed(l.peak_utilisation() * 100, 1)});
+  std::string summary = u.source + ", " + fixed(u.duration_s * 1e3, 3) + " ms, " + std::to_string(u.links.size()) +
+                        " link directions";
+  return page(u.source, summary, {svg(heat_map(u))}, {"link", "capacity_GBps", "bytes_B", "mean_%", "peak_bin_%"}, cells);
+}
+
 }  // namespace
 
 void add_report_command(CLI::App& app, Context& context) {
   CLI::App* report = app.add_subcommand("report", "One self-contained HTML page with the table and charts of topsim's JSON rows");
   auto input = std::make_shared<std::string>();
   auto output = std::make_shared<std::string>();
-  report->add_option("result", *input, "JSON rows: what sweep, merge, run, compare or coll wrote (--format json)")->required();
+  report->add_option("result", *input,
+                     "JSON rows: what sweep, merge, run, compare or coll wrote (--format json), or a --link-usage file")
+      ->required();
   report->add_option("-o,--output", *output, "The HTML page (default: standard output)");
   report->callback([input, output, &context]() {
-    ResultFile f = load_result_rows(*input);
-    std::vector<std::string> charts = collective_charts(f.rows);
-    std::vector<std::string> training = training_charts(f.rows);
-    charts.insert(charts.end(), training.begin(), training.end());
-    std::vector<std::string> columns;
-    std::set<std::string> seen;
-    for (const ResultRow& r : f.rows)
-      for (const auto& [key, value] : r.fields)
-        if (seen.insert(key).second) columns.push_back(key);
-    std::string html = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>topsim report: " +
-                       html_escape(f.source) + "</title>\n<style>\nbody{font-family:sans-serif;margin:2em}"
-                       "table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ccc;padding:2px 6px;"
-                       "text-align:right}th{background:#eee}.charts svg{margin:0 1em 1em 0}\n</style>\n</head>\n<body>\n";
-    html += "<h1>topsim report</h1>\n<p>" + html_escape(f.source) + (f.grid.empty() ? "" : ", grid " + f.grid) + ", " +
-            std::to_string(f.rows.size()) + " rows</p>\n<div class=\"charts\">\n";
-    for (const auto& c : charts) html += c;
-    html += "</div>\n<table>\n<tr>";
-    for (const auto& c : columns) html += "<th>" + html_escape(c) + "</th>";
-    html += "</tr>\n";
-    for (const ResultRow& r : f.rows) {
-      html += "<tr>";
-      for (const auto& c : columns) html += "<td>" + html_escape(text(r, c.c_str())) + "</td>";
-      html += "</tr>\n";
+    std::string html;
+    if (is_link_usage_file(*input)) {
+      html = link_usage_page(*input);
+    } else {
+      ResultFile f = load_result_rows(*input);
+      std::vector<std::string> charts = collective_charts(f.rows);
+      std::vector<std::string> training = training_charts(f.rows);
+      charts.insert(charts.end(), training.begin(), training.end());
+      std::vector<std::string> columns;
+      std::set<std::string> seen;
+      for (const ResultRow& r : f.rows)
+        for (const auto& [key, value] : r.fields)
+          if (seen.insert(key).second) columns.push_back(key);
+      std::vector<std::vector<std::string>> cells;
+      for (const ResultRow& r : f.rows) {
+        cells.emplace_back();
+        for (const auto& c : columns) cells.back().push_back(text(r, c.c_str()));
+      }
+      html = page(f.source, f.source + (f.grid.empty() ? "" : ", grid " + f.grid) + ", " + std::to_string(f.rows.size()) +
+                                " rows",
+                  charts, columns, cells);
     }
-    html += "</table>\n</body>\n</html>\n";
     if (output->empty()) {
       context.out = html;
       return;

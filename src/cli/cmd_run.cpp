@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "cli/coll_common.hpp"
+#include "cli/link_usage_options.hpp"
 #include "cli/workload_common.hpp"
 #include "io/io.hpp"
 #include "util/error.hpp"
@@ -23,6 +24,8 @@ struct RunArgs {
   std::string nodes;
   bool no_p2p = false;
   bool no_gdr = false;
+  std::string variant;
+  LinkUsageArgs usage;
 };
 
 std::string scenario_header(const ScenarioSpec& s, const Catalog& catalog) {
@@ -51,9 +54,11 @@ void run_trace(const RunArgs& args, Context& context, Format format) {
   options.routes.gpu_direct = !args.no_gdr;
   Replay replay(topology, catalog, trace, options);
   Simulator simulator;
+  if (args.usage.any()) simulator.track_links();
   std::size_t platform = simulator.add_platform(topology, replay.routes(), replay.needs());
   PlatformRunner runner(simulator, platform);
   ReplayResult r = replay.run(runner);
+  if (args.usage.any()) write_link_usage(args.usage, simulator, "trace " + args.file + " on " + topology.name());
   bool seconds = format != Format::table;
   double unit = seconds ? 1 : 1e3;
   std::string suffix = seconds ? "_s" : "_ms";
@@ -97,12 +102,16 @@ void add_run_command(CLI::App& app, Context& context) {
       ->check(CLI::Range(1, 64));
   run->add_flag("--no-p2p", args->no_p2p, "NCCL without peer access (through host memory)");
   run->add_flag("--no-gdr", args->no_gdr, "NIC traffic staged through host memory (no GPUDirect RDMA)");
+  run->add_option("--variant", args->variant, "Scenario: run only this variant");
+  add_link_usage_options(*run, args->usage);
   run->callback([args, &context]() {
     Format format = parse_format(args->format);
+    const std::string given = args->file;  // as the user named it, for titles
     args->file = context.scenario_path(args->file);
     if (is_trace_file(args->file)) {
       if (!args->gpus.empty()) throw UsageError("--gpus: a trace has its own ranks");
       if (!args->nodes.empty()) args->scale.nodes = counts_option(args->nodes, "--nodes").back();
+      if (!args->variant.empty()) throw UsageError("--variant: a trace has no variants");
       run_trace(*args, context, format);
       return;
     }
@@ -115,8 +124,23 @@ void add_run_command(CLI::App& app, Context& context) {
       if (v.nic.empty()) v.nic = args->scale.nic;
       if (v.nics_per_node == 0) v.nics_per_node = args->scale.nics_per_node;
     }
+    if (!args->variant.empty()) select_variant(scenario, args->variant);
     Simulator simulator;
+    if (args->usage.any()) {
+      std::size_t counts = scenario.gpus.empty() ? scenario.nodes.size() : scenario.gpus.size();
+      if (counts * scenario.variants.size() != 1)
+        throw UsageError("--heatmap and --link-usage draw one run, and this scenario has " +
+                         std::to_string(counts * scenario.variants.size()) + " points: choose one count with --gpus N or "
+                         "--nodes N" + (scenario.variants.size() > 1 ? " and one variant with --variant NAME" : ""));
+      simulator.track_links();
+    }
     std::vector<ScenarioPoint> points = run_scenario_points(scenario, context, simulator);
+    if (args->usage.any()) {
+      const ScenarioPoint& p = points.front();
+      write_link_usage(args->usage, simulator,
+                       given + (p.variant.empty() ? "" : " " + p.variant) + " on " + p.topology + ", " +
+                           std::to_string(p.gpus) + " GPUs");
+    }
     Table table = scenario_table(points, format);
     std::vector<std::string> what_if;
     if (!args->topology.empty()) what_if.push_back("--topology " + args->topology);

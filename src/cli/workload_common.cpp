@@ -3,6 +3,7 @@
 #include <map>
 
 #include "util/error.hpp"
+#include "util/text.hpp"
 
 namespace topsim {
 
@@ -16,6 +17,19 @@ void override_counts(ScenarioSpec& scenario, const std::string& gpus, const std:
     scenario.nodes = counts_option(nodes, "--nodes");
     scenario.gpus.clear();
   }
+}
+
+void select_variant(ScenarioSpec& scenario, const std::string& name) {
+  std::vector<std::string> names;
+  for (const Variant& v : scenario.variants) {
+    if (v.name == name) {
+      Variant keep = v;
+      scenario.variants = {keep};
+      return;
+    }
+    names.push_back(v.name);
+  }
+  throw UsageError("--variant " + name + ": the scenario's variants are " + join(names, ", "));
 }
 
 std::vector<ScenarioPoint> run_scenario_points(const ScenarioSpec& scenario, const Context& context, Simulator& simulator) {

@@ -12,6 +12,9 @@ namespace topsim {
 /// --gpus or --nodes (at most one; "" for none) replacing a scenario's counts.
 void override_counts(ScenarioSpec& scenario, const std::string& gpus, const std::string& nodes);
 
+/// Keeps only the variant named `name`; UsageError listing the names when none is.
+void select_variant(ScenarioSpec& scenario, const std::string& name);
+
 /// Runs every point of a scenario on `simulator` (topologies through the context).
 std::vector<ScenarioPoint> run_scenario_points(const ScenarioSpec& scenario, const Context& context, Simulator& simulator);
 

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <cstdint>
 #include <functional>
 
 #include "util/error.hpp"
@@ -29,8 +30,21 @@ struct PairRoute {
   double latency_s = 0;
 };
 
+// A link direction as link_usage() reports it.
+struct TrackedLink {
+  std::string name;
+  double capacity_Bps = 0;
+  std::size_t order = 0;  ///< lowest member link index x 2 + direction: topology order
+};
+
+using LinkIds = std::vector<std::uint32_t>;  ///< TrackedLink indices a route crosses, repeats kept
+
 struct Platform {
   std::string prefix;
+  bool tracked = false;
+  std::vector<TrackedLink> links;
+  std::map<std::pair<int, int>, LinkIds> pair_links;
+  std::vector<LinkIds> composite_links;
   int gpus = 0;
   std::vector<sg4::Host*> hosts;                    ///< by GPU ordinal
   std::map<std::pair<int, int>, PairRoute> pairs;   ///< declared routes
@@ -43,10 +57,13 @@ struct Platform {
 // lowest-indexed member runs forward; a physical link may belong to one bundle only.
 class ResourceMap {
  public:
-  ResourceMap(const Topology& topology, const RouteOptions& options, sg4::NetZone* zone, std::string prefix)
-      : topology_(topology), options_(options), zone_(zone), prefix_(std::move(prefix)) {}
+  /// `tracked`: where link directions are listed for link_usage(); nullptr when not tracking.
+  ResourceMap(const Topology& topology, const RouteOptions& options, sg4::NetZone* zone, std::string prefix,
+              std::vector<TrackedLink>* tracked)
+      : topology_(topology), options_(options), zone_(zone), prefix_(std::move(prefix)), tracked_(tracked) {}
 
-  void append(const Hop& hop, std::vector<sg4::LinkInRoute>& out) {
+  /// Adds the hop's resources to `out`; with tracking, the link direction it crosses to `ids`.
+  void append(const Hop& hop, std::vector<sg4::LinkInRoute>& out, LinkIds* ids = nullptr) {
     if (hop.kind == Hop::Kind::link) {
       std::vector<LinkUse> members = hop.links;
       std::sort(members.begin(), members.end(), [](const LinkUse& a, const LinkUse& b) { return a.link < b.link; });
@@ -61,12 +78,24 @@ class ResourceMap {
                                                               "different routes; wire the planes evenly");
         std::string name = prefix_ + "link";
         for (std::size_t link : key) name += "." + std::to_string(link);
-        auto* link = zone_->create_split_duplex_link(name, *hop_capacity_Bps(topology_, hop, options_.mode));
+        double capacity = *hop_capacity_Bps(topology_, hop, options_.mode);
+        auto* link = zone_->create_split_duplex_link(name, capacity);
         link->seal();
-        it = bundles_.emplace(key, link).first;
+        std::uint32_t first = 0;
+        if (tracked_ != nullptr) {
+          // Entry `first` is the UP direction, in which the lowest-indexed member runs forward.
+          Hop reversed = hop;
+          for (LinkUse& use : reversed.links) use.forward = !use.forward;
+          bool as_given_is_up = members.front().forward;
+          first = static_cast<std::uint32_t>(tracked_->size());
+          tracked_->push_back({describe(topology_, as_given_is_up ? hop : reversed), capacity, key.front() * 2});
+          tracked_->push_back({describe(topology_, as_given_is_up ? reversed : hop), capacity, key.front() * 2 + 1});
+        }
+        it = bundles_.emplace(key, Bundle{link, first}).first;
       }
       bool up = members.front().forward;
-      out.emplace_back(it->second, up ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
+      out.emplace_back(it->second.link, up ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
+      if (ids != nullptr && tracked_ != nullptr) ids->push_back(it->second.first_id + (up ? 0 : 1));
       return;
     }
     auto capacity = hop_capacity_Bps(topology_, hop, options_.mode);
@@ -91,7 +120,12 @@ class ResourceMap {
   const RouteOptions& options_;
   sg4::NetZone* zone_;
   std::string prefix_;
-  std::map<std::vector<std::size_t>, sg4::Link*> bundles_;
+  std::vector<TrackedLink>* tracked_;
+  struct Bundle {
+    sg4::Link* link;
+    std::uint32_t first_id;  ///< its UP direction in tracked_; DOWN is the next one
+  };
+  std::map<std::vector<std::size_t>, Bundle> bundles_;
   std::map<std::size_t, std::vector<std::size_t>> owner_;
   std::map<std::pair<int, std::vector<Vertex>>, sg4::Link*> shared_;
 };
@@ -104,6 +138,17 @@ struct Simulator::Impl {
   sg4::NetZone* root = nullptr;
   std::vector<Platform> platforms;
   bool sealed = false;
+
+  // Link tracking: bytes each flow moved between consecutive engine events of the last run.
+  struct Segment {
+    double start_s, end_s;  ///< since the run began
+    const LinkIds* links;
+    double bytes_B;
+  };
+  bool track = false;
+  std::size_t last_platform = 0;
+  double last_duration_s = -1;  ///< < 0 before the first run
+  std::vector<Segment> segments;
 };
 
 Simulator::Simulator() : impl_(std::make_unique<Impl>()) {
@@ -137,6 +182,7 @@ std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions
   if (impl_->sealed) throw std::logic_error("Simulator: platforms must all be added before the first run");
   Platform p;
   p.prefix = "p" + std::to_string(impl_->platforms.size()) + ".";
+  p.tracked = impl_->track;
   p.gpus = topology.gpu_count();
   // Two full zones: one for GPU hosts and their pair routes (a table quadratic in GPUs, built
   // only when pairs are declared), one for the timer and the composite flows' end points
@@ -144,7 +190,7 @@ std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions
   // but reroutes declared pairs through other hosts' routes when those are shorter.
   sg4::NetZone* flows = sg4::create_full_zone(p.prefix + topology.name() + ".flows");
   flows->set_parent(impl_->root);
-  ResourceMap resources(topology, options, flows, p.prefix);
+  ResourceMap resources(topology, options, flows, p.prefix, p.tracked ? &p.links : nullptr);
   // One timer host per GPU, in a zone without routes: SimGrid keeps a host's running
   // activities in a list, so a single timer for thousands of concurrent delays is quadratic.
   sg4::NetZone* clocks = sg4::create_empty_zone(p.prefix + topology.name() + ".timers");
@@ -180,18 +226,21 @@ std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions
     if (p.pairs.count(pair) != 0) continue;
     Route route = find_route(topology, pair.first, pair.second, options);
     std::vector<sg4::LinkInRoute> links;
-    for (const Hop& hop : route.path.hops) resources.append(hop, links);
+    LinkIds* ids = p.tracked ? &p.pair_links[pair] : nullptr;
+    for (const Hop& hop : route.path.hops) resources.append(hop, links, ids);
     zone->add_route(p.hosts[pair.first]->get_netpoint(), p.hosts[pair.second]->get_netpoint(), nullptr, nullptr, links,
                     false);
     p.pairs[pair] = PairRoute{path_latency_s(topology, route.path)};
   }
   for (std::size_t c = 0; c < needs.composites.size(); ++c) {
     std::vector<sg4::LinkInRoute> links;
+    LinkIds* ids = nullptr;
+    if (p.tracked) ids = &p.composite_links.emplace_back();
     for (const CompositeHop& hop : needs.composites[c].hops) {
       check_pair({hop.src, hop.dst});
       Route route = hop.src_nic >= 0 ? find_route_via(topology, hop.src, hop.src_nic, hop.dst_nic, hop.dst, options)
                                      : find_route(topology, hop.src, hop.dst, options);
-      for (const Hop& h : route.path.hops) resources.append(h, links);
+      for (const Hop& h : route.path.hops) resources.append(h, links, ids);
     }
     if (auto cap = needs.composites[c].cap_Bps) {
       auto* limit = flows->create_link(p.prefix + "composite" + std::to_string(c) + ".cap", *cap);
@@ -253,6 +302,28 @@ std::vector<OpTiming> Simulator::run(std::size_t platform, const Schedule& sched
     int stage;
   };
   std::unordered_map<const sg4::Activity*, Stage> stage_of;
+  // With tracking: flows in flight, the links they cross and their bytes still to move when the
+  // last event happened. Rates are constant between events, so what a flow moved since then
+  // moved evenly over that interval.
+  struct Moving {
+    const LinkIds* links;
+    double remaining_B;
+  };
+  std::unordered_map<const sg4::Activity*, Moving> moving;
+  double last_event_s = 0;
+  const bool track = p.tracked;
+  if (track) {
+    impl_->segments.clear();
+    impl_->last_platform = platform;
+  }
+  auto sample = [&](const sg4::Activity* done, double now_s) {
+    for (auto& [act, m] : moving) {
+      double remaining = act == done ? 0.0 : act->get_remaining();
+      if (m.remaining_B - remaining > 0) impl_->segments.push_back({last_event_s, now_s, m.links, m.remaining_B - remaining});
+      m.remaining_B = remaining;
+    }
+    last_event_s = now_s;
+  };
   std::size_t finished = 0;
   std::vector<sg4::ActivityPtr> finished_earlier;
   std::function<void(std::size_t, int)> launch = [&](std::size_t i, int stage) {
@@ -267,9 +338,11 @@ std::vector<OpTiming> Simulator::run(std::size_t platform, const Schedule& sched
     } else if (op.kind == Op::Kind::transfer) {
       stage = 1;
       act = sg4::Comm::sendto_init(p.hosts[op.src_gpu], p.hosts[op.dst_gpu])->set_payload_size(check_size(op.size_B));
+      if (track) moving[act.get()] = {&p.pair_links.at({op.src_gpu, op.dst_gpu}), static_cast<double>(check_size(op.size_B))};
     } else {
       const auto& [in, out] = p.composites[op.composite];
       act = sg4::Comm::sendto_init(in, out)->set_payload_size(check_size(op.size_B));
+      if (track) moving[act.get()] = {&p.composite_links[op.composite], static_cast<double>(check_size(op.size_B))};
     }
     stage_of[act.get()] = {act, i, stage};
     act->start();
@@ -281,6 +354,10 @@ std::vector<OpTiming> Simulator::run(std::size_t platform, const Schedule& sched
     // SimGrid until its callback returns.
     finished_earlier.clear();
     finished_earlier.push_back(it->second.activity);
+    if (track) {
+      sample(&act, sg4::Engine::get_clock() - start);
+      moving.erase(&act);
+    }
     std::size_t i = it->second.op;
     int stage = it->second.stage;
     stage_of.erase(it);
@@ -301,7 +378,60 @@ std::vector<OpTiming> Simulator::run(std::size_t platform, const Schedule& sched
   if (finished != schedule.ops.size())
     throw std::logic_error("Simulator: " + std::to_string(schedule.ops.size() - finished) +
                            " ops did not finish (engine failure)");
+  if (track) {
+    impl_->last_duration_s = 0;
+    for (const OpTiming& t : timings) impl_->last_duration_s = std::max(impl_->last_duration_s, t.finish_s);
+  }
   return timings;
+}
+
+void Simulator::track_links() { impl_->track = true; }
+
+LinkUsage Simulator::link_usage(int bins) const {
+  if (!impl_->track) throw std::logic_error("Simulator: link_usage() without track_links()");
+  if (impl_->last_duration_s < 0) throw std::logic_error("Simulator: link_usage() before any tracked run");
+  if (bins < 1) throw std::invalid_argument("Simulator: link_usage() needs at least one bin");
+  const Platform& p = impl_->platforms.at(impl_->last_platform);
+  LinkUsage usage;
+  usage.duration_s = impl_->last_duration_s;
+  usage.bin_s = usage.duration_s / bins;
+  const std::size_t n = p.links.size();
+  std::vector<double> bytes(n * static_cast<std::size_t>(bins), 0.0), total(n, 0.0);
+  auto bin_of = [&](double t_s) {
+    if (!(usage.bin_s > 0)) return 0;
+    return std::clamp(static_cast<int>(t_s / usage.bin_s), 0, bins - 1);
+  };
+  for (const auto& seg : impl_->segments) {
+    // Spread evenly over the segment's interval, bin by bin.
+    double length = seg.end_s - seg.start_s;
+    for (int b = bin_of(seg.start_s); b <= bin_of(seg.end_s); ++b) {
+      double share = 1;
+      if (length > 0) {
+        double lo = std::max(seg.start_s, b * usage.bin_s);
+        double hi = b == bins - 1 ? seg.end_s : std::min(seg.end_s, (b + 1) * usage.bin_s);
+        share = std::max(0.0, hi - lo) / length;
+      } else if (b != bin_of(seg.start_s)) {
+        break;
+      }
+      for (std::uint32_t id : *seg.links) bytes[id * static_cast<std::size_t>(bins) + b] += seg.bytes_B * share;
+    }
+    for (std::uint32_t id : *seg.links) total[id] += seg.bytes_B;
+  }
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return p.links[a].order < p.links[b].order; });
+  for (std::size_t i : order) {
+    LinkLoad load;
+    load.link = p.links[i].name;
+    load.capacity_Bps = p.links[i].capacity_Bps;
+    load.bytes_B = total[i];
+    for (int b = 0; b < bins; ++b) {
+      double capacity_B = load.capacity_Bps * usage.bin_s;
+      load.utilisation.push_back(capacity_B > 0 ? bytes[i * static_cast<std::size_t>(bins) + b] / capacity_B : 0.0);
+    }
+    usage.links.push_back(std::move(load));
+  }
+  return usage;
 }
 
 }  // namespace topsim

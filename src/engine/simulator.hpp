@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/link_usage.hpp"
 #include "routing/route.hpp"
 #include "schedule/schedule.hpp"
 #include "topology/topology.hpp"
@@ -34,6 +35,16 @@ class Simulator {
   /// their route's latency, then move their bytes; composite flows move bytes only. Successive
   /// runs do not overlap: each starts when the previous one has drained.
   std::vector<OpTiming> run(std::size_t platform, const Schedule& schedule);
+
+  /// From now on, records how many bytes every flow moves between engine events, so that
+  /// link_usage() can tell each link's load over time. Platforms must be added after this call
+  /// (they keep each route's links). Costs time in proportion to flows in flight x events.
+  void track_links();
+
+  /// Load of every link direction the most recent run's platform routes over, in `bins` equal
+  /// time bins of that run (exact: flows' rates are constant between engine events). Throws
+  /// std::logic_error when tracking is off or nothing has run, std::invalid_argument for bins < 1.
+  LinkUsage link_usage(int bins) const;
 
  private:
   struct Impl;

@@ -6,6 +6,7 @@
 
 #include "model/catalog.hpp"
 #include "model/topology_spec.hpp"
+#include "model/link_usage.hpp"
 #include "model/result_spec.hpp"
 #include "model/sweep_spec.hpp"
 #include "model/validation_spec.hpp"
@@ -55,5 +56,9 @@ SweepSpec load_sweep(const std::string& path);
 ResultFile load_result_file(const std::string& path);
 /// The same, or a plain array of rows (what run, compare and coll write with --format json).
 ResultFile load_result_rows(const std::string& path);
+
+/// What `run`/`coll --link-usage` wrote: a run's per-link load in time bins (docs/formats.md §9).
+bool is_link_usage_file(const std::string& path);
+LinkUsage load_link_usage(const std::string& path);
 
 }  // namespace topsim

@@ -48,10 +48,10 @@ std::string tick_text(double v) {
   return text;
 }
 
-std::string frame(const std::string& title, const std::string& body) {
-  return "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " + num(kWidth) + " " + num(kHeight) +
-         "\" width=\"" + num(kWidth) + "\" height=\"" + num(kHeight) + "\" font-family=\"sans-serif\" font-size=\"11\">\n" +
-         "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"" + num(kWidth / 2) +
+std::string frame(const std::string& title, const std::string& body, double width = kWidth, double height = kHeight) {
+  return "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " + num(width) + " " + num(height) +
+         "\" width=\"" + num(width) + "\" height=\"" + num(height) + "\" font-family=\"sans-serif\" font-size=\"11\">\n" +
+         "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"" + num(width / 2) +
          "\" y=\"20\" text-anchor=\"middle\" font-size=\"14\">" + escape(title) + "</text>\n" + body + "</svg>\n";
 }
 
@@ -152,6 +152,60 @@ std::string svg(const StackedBars& chart) {
   body += "<text transform=\"translate(16 " + num(kTop + h / 2) + ") rotate(-90)\" text-anchor=\"middle\">" +
           escape(chart.y_label) + "</text>\n";
   return frame(chart.title, body + legend(chart.segments));
+}
+
+namespace {
+
+// Viridis at five stops, interpolated: perceptually even and readable by the colour-blind.
+std::string heat_colour(double v) {
+  static const double stops[5][3] = {{68, 1, 84}, {59, 82, 139}, {33, 145, 140}, {94, 201, 98}, {253, 231, 37}};
+  v = std::clamp(v, 0.0, 1.0) * 4;
+  int i = std::min(3, static_cast<int>(v));
+  double f = v - i;
+  char text[8];
+  int rgb[3];
+  for (int c = 0; c < 3; ++c) rgb[c] = static_cast<int>(std::lround(stops[i][c] + (stops[i + 1][c] - stops[i][c]) * f));
+  std::snprintf(text, sizeof text, "#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
+  return text;
+}
+
+}  // namespace
+
+std::string svg(const HeatMap& chart) {
+  constexpr double width = 900, left = 250, right = 80, top = 36, bottom = 46, row_h = 10;
+  const double w = width - left - right, h = row_h * static_cast<double>(chart.rows.size());
+  const double height = top + h + bottom;
+  const std::size_t columns = chart.values.empty() ? 0 : chart.values.front().size();
+  const double cell_w = columns == 0 ? w : w / static_cast<double>(columns);
+  std::string body;
+  for (std::size_t r = 0; r < chart.rows.size(); ++r) {
+    double y = top + row_h * static_cast<double>(r);
+    body += "<text font-size=\"9\" x=\"" + num(left - 6) + "\" y=\"" + num(y + 8) + "\" text-anchor=\"end\">" +
+            escape(chart.rows[r]) + "</text>\n";
+    for (std::size_t c = 0; c < columns && r < chart.values.size(); ++c) {
+      double v = chart.values[r][c];
+      if (!(v > 0)) continue;
+      body += "<rect class=\"cell\" x=\"" + num(left + cell_w * static_cast<double>(c)) + "\" y=\"" + num(y) +
+              "\" width=\"" + num(cell_w + 0.5) + "\" height=\"" + num(row_h) + "\" fill=\"" + heat_colour(v) + "\"/>\n";
+    }
+  }
+  body += "<rect x=\"" + num(left) + "\" y=\"" + num(top) + "\" width=\"" + num(w) + "\" height=\"" + num(h) +
+          "\" fill=\"none\" stroke=\"#444\"/>\n";
+  for (int i = 0; i <= 4; ++i) {
+    double v = chart.x_max * i / 4;
+    body += "<text x=\"" + num(left + w * i / 4) + "\" y=\"" + num(top + h + 14) + "\" text-anchor=\"middle\">" +
+            value_text(v) + "</text>\n";
+  }
+  body += "<text x=\"" + num(left + w / 2) + "\" y=\"" + num(top + h + 34) + "\" text-anchor=\"middle\">" +
+          escape(chart.x_label) + "</text>\n";
+  // Colour scale: 0% at the bottom, 100% at the top, ten steps.
+  const double scale_x = width - right + 16, scale_h = std::min(h, 160.0);
+  for (int i = 0; i < 10; ++i)
+    body += "<rect x=\"" + num(scale_x) + "\" y=\"" + num(top + scale_h * (9 - i) / 10) + "\" width=\"14\" height=\"" +
+            num(scale_h / 10 + 0.5) + "\" fill=\"" + heat_colour((i + 0.5) / 10) + "\"/>\n";
+  body += "<text x=\"" + num(scale_x + 18) + "\" y=\"" + num(top + 8) + "\">100%</text>\n<text x=\"" +
+          num(scale_x + 18) + "\" y=\"" + num(top + scale_h) + "\">0%</text>\n";
+  return frame(chart.title, body, width, height);
 }
 
 }  // namespace topsim

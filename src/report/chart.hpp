@@ -29,9 +29,21 @@ struct StackedBars {
   std::vector<std::vector<double>> values; ///< [category][segment], >= 0
 };
 
+/// Rows of cells coloured by a value in [0, 1]: link utilisation against time.
+struct HeatMap {
+  std::string title;
+  std::string x_label;
+  double x_max = 1;                        ///< right edge of the last column, in x units (left edge 0)
+  std::vector<std::string> rows;           ///< top to bottom
+  std::vector<std::vector<double>> values; ///< [row][column], clamped to [0, 1]; every row as long
+};
+
 /// SVG of a chart, 640 x 360 user units; class "chart" on the root, one <polyline
 /// class="series"> per series (one <rect class="segment"> per bar segment).
 std::string svg(const LineChart& chart);
 std::string svg(const StackedBars& chart);
+/// Width 900, height growing with the rows (10 units each); one <rect class="cell"> per
+/// non-zero cell, a colour scale on the right (idle cells show the background).
+std::string svg(const HeatMap& chart);
 
 }  // namespace topsim

@@ -415,33 +415,34 @@ std::string device_set(const Topology& t, const std::vector<Vertex>& devices) {
 
 }  // namespace
 
+std::string describe(const Topology& t, const Hop& hop) {
+  if (hop.kind == Hop::Kind::link) {
+    std::vector<Vertex> from, to;
+    int count = 0;
+    for (const LinkUse& use : hop.links) {
+      const Link& link = t.link(use.link);
+      from.push_back(use.forward ? link.a : link.b);
+      to.push_back(use.forward ? link.b : link.a);
+      count += link.count;
+    }
+    const std::string& model = t.link(hop.links.front().link).model_name;
+    return device_set(t, from) + " -" + model + (count > 1 ? "x" + std::to_string(count) : "") + "-> " + device_set(t, to);
+  }
+  std::string set = device_set(t, hop.devices);
+  switch (hop.kind) {
+    case Hop::Kind::crossbar: return "[" + set + "]";
+    case Hop::Kind::host_memory: return "[" + set + " memory]";
+    case Hop::Kind::copy_engine: return "[" + set + " copy engines]";
+    case Hop::Kind::staging: return "[" + set + " staging]";
+    case Hop::Kind::gpu_sm: return "[" + set + " SMs]";
+    case Hop::Kind::link: break;
+  }
+  return set;
+}
+
 std::string describe(const Topology& t, const Path& path) {
   std::string text;
-  for (const Hop& hop : path.hops) {
-    if (!text.empty()) text += " ";
-    if (hop.kind == Hop::Kind::link) {
-      std::vector<Vertex> from, to;
-      int count = 0;
-      for (const LinkUse& use : hop.links) {
-        const Link& link = t.link(use.link);
-        from.push_back(use.forward ? link.a : link.b);
-        to.push_back(use.forward ? link.b : link.a);
-        count += link.count;
-      }
-      const std::string& model = t.link(hop.links.front().link).model_name;
-      text += device_set(t, from) + " -" + model + (count > 1 ? "x" + std::to_string(count) : "") + "-> " + device_set(t, to);
-      continue;
-    }
-    std::string set = device_set(t, hop.devices);
-    switch (hop.kind) {
-      case Hop::Kind::crossbar: text += "[" + set + "]"; break;
-      case Hop::Kind::host_memory: text += "[" + set + " memory]"; break;
-      case Hop::Kind::copy_engine: text += "[" + set + " copy engines]"; break;
-      case Hop::Kind::staging: text += "[" + set + " staging]"; break;
-      case Hop::Kind::gpu_sm: text += "[" + set + " SMs]"; break;
-      case Hop::Kind::link: break;
-    }
-  }
+  for (const Hop& hop : path.hops) text += (text.empty() ? "" : " ") + describe(t, hop);
   return text;
 }
 

@@ -91,5 +91,7 @@ double path_bandwidth_Bps(const Topology& topology, const Path& path, TransferMo
 
 /// "gpu0 -nvlink2x6-> nvswitch0..5 [nvswitch0..5] nvswitch0..5 -nvlink2x6-> gpu1" for --explain and tests.
 std::string describe(const Topology& topology, const Path& path);
+/// One hop of that: "gpu0 -nvlink2x6-> nvswitch0..5" for links, "[nvswitch0..5]" for a crossbar.
+std::string describe(const Topology& topology, const Hop& hop);
 
 }  // namespace topsim

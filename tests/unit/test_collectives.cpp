@@ -191,3 +191,31 @@ TEST_CASE("collectives: the flow model agrees with the per-step reference") {
       CHECK(std::abs(flow - steps) / steps <= tolerance);
     }
 }
+
+TEST_CASE("collectives: link usage of a ring allreduce conserves bytes and stays within capacity") {
+  Simulator sim;
+  sim.track_links();
+  Topology t = bundled("dgx-a100");
+  Communicator comm(t, first(8));
+  CollRequest r = request(CollOp::allreduce, kGiB);
+  r.algo = Algo::ring;
+  r.proto = Proto::simple;
+  run_all(sim, t, comm, {r});
+  LinkUsage u = sim.link_usage(50);
+  // A ring allreduce sends 2 (n - 1) / n of the buffer out of every GPU and into every GPU:
+  // 2 x 7/8 x 1 GiB = 1879048192 B over each GPU's NVSwitch bundle, each direction (Simple's
+  // efficiency is 1 on the wire, models/nccl.json).
+  int gpu_links = 0;
+  for (const LinkLoad& l : u.links) {
+    for (double v : l.utilisation) CHECK(v <= 1 + 1e-9);
+    if (l.link.find("nvlink3x12") != std::string::npos) {
+      ++gpu_links;
+      CHECK(l.bytes_B == Approx(1879048192.0).epsilon(1e-9));
+      // Bytes in the bins add up to the total.
+      double binned = 0;
+      for (double v : l.utilisation) binned += v * l.capacity_Bps * u.bin_s;
+      CHECK(binned == Approx(l.bytes_B).epsilon(1e-9));
+    }
+  }
+  CHECK(gpu_links == 16);  // 8 GPUs x 2 directions
+}

@@ -150,6 +150,52 @@ TEST_CASE("engine: several platforms in one simulator, all added before the firs
   CHECK_THROWS_AS(sim.add_platform(fast, RouteOptions{}), std::logic_error);
 }
 
+TEST_CASE("engine: link usage tells each direction's load per time bin, exactly") {
+  Simulator sim;
+  sim.track_links();
+  Topology t = pair();  // one 25 GB/s NVLink, efficiency 1
+  std::size_t p = sim.add_platform(t, RouteOptions{});
+  Schedule s;
+  s.transfer(0, 1, 1e9, {}, false);                       // T1 at 0
+  s.transfer(0, 1, 0.5e9, {s.delay(0, 0.01)}, false);     // T3 at 0.01, sharing with T1
+  s.transfer(1, 0, 0.25e9, {s.delay(1, 0.02)}, false);    // T2 at 0.02, the other direction
+  s.delay(0, 0.08);                                       // the run lasts 0.08 s
+  sim.run(p, s);
+  LinkUsage u = sim.link_usage(4);
+  CHECK(u.duration_s == Approx(0.08));
+  CHECK(u.bin_s == Approx(0.02));
+  REQUIRE(u.links.size() == 2);
+  CHECK(u.links[0].link == "gpu0 -nvlink1-> gpu1");
+  CHECK(u.links[1].link == "gpu1 -nvlink1-> gpu0");
+  // Forward: T1 alone 0-0.01 moves 0.25e9 B; then 12.5 GB/s each, so T3's 0.5e9 B end at 0.05,
+  // when T1 has 0.25e9 B left, alone again: it ends at 0.06. Busy 0-0.06: bins 1, 1, 1, 0;
+  // 1.5e9 B = 25e9 B/s x 0.06 s.
+  CHECK(u.links[0].capacity_Bps == Approx(25e9));
+  CHECK(u.links[0].bytes_B == Approx(1.5e9));
+  CHECK(u.links[0].utilisation[0] == Approx(1.0));
+  CHECK(u.links[0].utilisation[1] == Approx(1.0));
+  CHECK(u.links[0].utilisation[2] == Approx(1.0));
+  CHECK(u.links[0].utilisation[3] == Approx(0.0).margin(1e-12));
+  CHECK(u.links[0].mean_utilisation() == Approx(0.75));
+  // Backward: T2's 0.25e9 B at 25 GB/s take 0.01 s from 0.02: half of bin 1.
+  CHECK(u.links[1].bytes_B == Approx(0.25e9));
+  CHECK(u.links[1].utilisation[0] == Approx(0.0).margin(1e-12));
+  CHECK(u.links[1].utilisation[1] == Approx(0.5));
+  CHECK(u.links[1].peak_utilisation() == Approx(0.5));
+  // Eight bins split the same bytes finer: T2 fills bin 2 (0.02-0.03) alone.
+  LinkUsage fine = sim.link_usage(8);
+  CHECK(fine.links[1].utilisation[2] == Approx(1.0));
+  CHECK(fine.links[1].utilisation[3] == Approx(0.0).margin(1e-12));
+  CHECK_THROWS_AS(sim.link_usage(0), std::invalid_argument);
+}
+
+TEST_CASE("engine: link usage needs tracking and a run") {
+  Simulator sim;
+  CHECK_THROWS_AS(sim.link_usage(10), std::logic_error);
+  sim.track_links();
+  CHECK_THROWS_AS(sim.link_usage(10), std::logic_error);
+}
+
 TEST_CASE("engine: one simulator per process") {
   Simulator sim;
   CHECK_THROWS_AS(Simulator(), std::logic_error);
