@@ -243,6 +243,7 @@ void add_topo_command(CLI::App& app, Context& context) {
     else if (format == Format::csv) context.out = gpu_table(t).to_csv();
     else context.out = summary_json(t, nv, all);
   });
+  add_topo_export_command(*topo, context);
 }
 
 }  // namespace topsim

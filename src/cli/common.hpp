@@ -45,6 +45,7 @@ void add_format_option(CLI::App& command, std::string& format);
 
 /// Subcommand table: each entry adds its subcommand and callbacks to the app.
 void add_topo_command(CLI::App& app, Context& context);
+void add_topo_export_command(CLI::App& topo, Context& context);  ///< topo export, under `topo`
 void add_p2p_command(CLI::App& app, Context& context);
 void add_coll_command(CLI::App& app, Context& context);
 void add_scale_command(CLI::App& app, Context& context);

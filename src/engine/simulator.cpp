@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "routing/resources.hpp"
 #include "util/error.hpp"
 
 namespace sg4 = simgrid::s4u;
@@ -52,82 +53,59 @@ struct Platform {
   std::vector<sg4::Host*> timers;  ///< by GPU ordinal: where that GPU's delays run
 };
 
-// Maps route hops onto SimGrid links, creating each resource once. A bundle of links (striped
-// NVSwitch planes) is one split-duplex link whose "UP" direction is the one in which its
-// lowest-indexed member runs forward; a physical link may belong to one bundle only.
+// Maps route hops onto SimGrid links through the ResourceTable (the same mapping the platform
+// exporter writes), creating each SimGrid link once. Links carry no latency: the engine adds
+// each route's latency itself (latency factor 0).
 class ResourceMap {
  public:
   /// `tracked`: where link directions are listed for link_usage(); nullptr when not tracking.
   ResourceMap(const Topology& topology, const RouteOptions& options, sg4::NetZone* zone, std::string prefix,
               std::vector<TrackedLink>* tracked)
-      : topology_(topology), options_(options), zone_(zone), prefix_(std::move(prefix)), tracked_(tracked) {}
+      : topology_(topology), table_(topology, options.mode), zone_(zone), prefix_(std::move(prefix)), tracked_(tracked) {}
 
   /// Adds the hop's resources to `out`; with tracking, the link direction it crosses to `ids`.
   void append(const Hop& hop, std::vector<sg4::LinkInRoute>& out, LinkIds* ids = nullptr) {
-    if (hop.kind == Hop::Kind::link) {
-      std::vector<LinkUse> members = hop.links;
-      std::sort(members.begin(), members.end(), [](const LinkUse& a, const LinkUse& b) { return a.link < b.link; });
-      std::vector<std::size_t> key;
-      for (const LinkUse& m : members) key.push_back(m.link);
-      auto it = bundles_.find(key);
-      if (it == bundles_.end()) {
-        for (std::size_t link : key)
-          if (!owner_.emplace(link, key).second)
-            throw InputError(topology_.file(), topology_.link(link).where.pointer,
-                             "link " + std::to_string(link) + " is striped with different sets of NVSwitch planes on "
-                                                              "different routes; wire the planes evenly");
-        std::string name = prefix_ + "link";
-        for (std::size_t link : key) name += "." + std::to_string(link);
-        double capacity = *hop_capacity_Bps(topology_, hop, options_.mode);
-        auto* link = zone_->create_split_duplex_link(name, capacity);
-        link->seal();
-        std::uint32_t first = 0;
+    auto use = table_.use(hop);
+    if (!use) return;
+    while (links_.size() < table_.resources().size()) {
+      const Resource& r = table_.resources()[links_.size()];
+      sg4::Link* link = nullptr;
+      first_id_.push_back(0);
+      if (r.sharing == Resource::Sharing::split_duplex) {
+        link = zone_->create_split_duplex_link(prefix_ + r.name, r.capacity_Bps);
         if (tracked_ != nullptr) {
-          // Entry `first` is the UP direction, in which the lowest-indexed member runs forward.
+          // A resource is declared by the hop that first uses it: this one. Entry first_id is the
+          // UP direction (its lowest-indexed link forward), the next one DOWN.
           Hop reversed = hop;
-          for (LinkUse& use : reversed.links) use.forward = !use.forward;
-          bool as_given_is_up = members.front().forward;
-          first = static_cast<std::uint32_t>(tracked_->size());
-          tracked_->push_back({describe(topology_, as_given_is_up ? hop : reversed), capacity, key.front() * 2});
-          tracked_->push_back({describe(topology_, as_given_is_up ? reversed : hop), capacity, key.front() * 2 + 1});
+          for (LinkUse& l : reversed.links) l.forward = !l.forward;
+          first_id_.back() = static_cast<std::uint32_t>(tracked_->size());
+          tracked_->push_back({describe(topology_, use->up ? hop : reversed), r.capacity_Bps, r.links.front() * 2});
+          tracked_->push_back({describe(topology_, use->up ? reversed : hop), r.capacity_Bps, r.links.front() * 2 + 1});
         }
-        it = bundles_.emplace(key, Bundle{link, first}).first;
+      } else {
+        link = zone_->create_link(prefix_ + r.name, r.capacity_Bps);
+        link->set_sharing_policy(sg4::Link::SharingPolicy::SHARED);
       }
-      bool up = members.front().forward;
-      out.emplace_back(it->second.link, up ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
-      if (ids != nullptr && tracked_ != nullptr) ids->push_back(it->second.first_id + (up ? 0 : 1));
-      return;
-    }
-    auto capacity = hop_capacity_Bps(topology_, hop, options_.mode);
-    if (!capacity) return;
-    std::vector<Vertex> devices = hop.devices;
-    std::sort(devices.begin(), devices.end());
-    auto key = std::make_pair(static_cast<int>(hop.kind), devices);
-    auto it = shared_.find(key);
-    if (it == shared_.end()) {
-      std::string name = prefix_ + "dev" + std::to_string(static_cast<int>(hop.kind));
-      for (Vertex v : devices) name += "." + topology_.device(v).id;
-      auto* link = zone_->create_link(name, *capacity);
-      link->set_sharing_policy(sg4::Link::SharingPolicy::SHARED);
       link->seal();
-      it = shared_.emplace(key, link).first;
+      links_.push_back(link);
     }
-    out.emplace_back(it->second);
+    sg4::Link* link = links_[use->resource];
+    if (table_.resources()[use->resource].sharing == Resource::Sharing::split_duplex) {
+      out.emplace_back(link, use->up ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
+      if (ids != nullptr && tracked_ != nullptr) ids->push_back(first_id_[use->resource] + (use->up ? 0 : 1));
+    } else {
+      out.emplace_back(link);
+    }
   }
 
  private:
   const Topology& topology_;
-  const RouteOptions& options_;
+  ResourceTable table_;
   sg4::NetZone* zone_;
   std::string prefix_;
+  std::vector<sg4::Link*> links_;  ///< by resource index
   std::vector<TrackedLink>* tracked_;
-  struct Bundle {
-    sg4::Link* link;
-    std::uint32_t first_id;  ///< its UP direction in tracked_; DOWN is the next one
-  };
-  std::map<std::vector<std::size_t>, Bundle> bundles_;
-  std::map<std::size_t, std::vector<std::size_t>> owner_;
-  std::map<std::pair<int, std::vector<Vertex>>, sg4::Link*> shared_;
+  std::vector<std::uint32_t> first_id_;  ///< by resource index: its UP direction in tracked_
 };
 
 }  // namespace

@@ -1,0 +1,67 @@
+#pragma once
+// The resources a set of routes occupies, declared the way a simulation platform needs them:
+// one split-duplex resource per topology link or bundle of striped NVSwitch-plane links, one
+// shared resource per switch core, host memory or GPU-side limit crossed. The engine turns them
+// into SimGrid links and the exporter into a SimGrid platform file, so both see one mapping.
+// No simulation here.
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "routing/route.hpp"
+#include "topology/topology.hpp"
+
+namespace topsim {
+
+const char* to_string(Hop::Kind kind);
+
+struct Resource {
+  enum class Sharing {
+    split_duplex,  ///< topology links: each direction has the full capacity
+    shared,        ///< one capacity for everything crossing it, whatever the direction
+  };
+  std::string name;  ///< unique in its table: "link.3", "link.12.13" (a bundle), "crossbar.nvswitch0"
+  Sharing sharing = Sharing::split_duplex;
+  Hop::Kind kind = Hop::Kind::link;
+  double capacity_Bps = 0;          ///< per direction when split-duplex
+  double latency_s = 0;             ///< hop_latency_s of every hop mapped onto it (one value by construction)
+  std::vector<std::size_t> links;   ///< split-duplex: topology link indices, ascending
+  std::vector<Vertex> devices;      ///< shared: the devices of its hops, ascending
+};
+
+/// A hop's resource and, when split-duplex, the direction crossed.
+struct ResourceUse {
+  std::size_t resource = 0;  ///< index into ResourceTable::resources()
+  /// split-duplex: true ("UP") in the direction in which its lowest-indexed link runs forward
+  bool up = true;
+};
+
+class ResourceTable {
+ public:
+  /// Capacities are those of `mode` (hop_capacity_Bps).
+  ResourceTable(const Topology& topology, TransferMode mode) : topology_(topology), mode_(mode) {}
+
+  /// The resource a hop occupies, declared on its first use; nullopt when the hop imposes no
+  /// limit (a GPU without a published copy-engine limit). Throws InputError when a link is
+  /// striped with different sets of NVSwitch planes on different routes: one link may belong to
+  /// one bundle only.
+  std::optional<ResourceUse> use(const Hop& hop);
+
+  /// Every resource declared so far, in order of first use.
+  const std::vector<Resource>& resources() const { return resources_; }
+
+ private:
+  std::size_t declare(Resource resource);
+
+  const Topology& topology_;
+  TransferMode mode_;
+  std::vector<Resource> resources_;
+  std::map<std::vector<std::size_t>, std::size_t> bundles_;   ///< sorted link indices -> resource
+  std::map<std::size_t, std::vector<std::size_t>> owner_;     ///< link -> its bundle's key
+  std::map<std::pair<int, std::vector<Vertex>>, std::size_t> shared_;  ///< (kind, devices) -> resource
+};
+
+}  // namespace topsim
