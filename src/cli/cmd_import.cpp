@@ -82,11 +82,12 @@ void run_import(Context& context, const ImportArgs& args, bool xml) {
   std::string json = write_topology_json(result.spec);
   Topology topology = load_back(json, args.input, catalog);
   if (matrix) check_matrix(*matrix, topology);
+  // Notes only once everything succeeded, so that a failed import prints its error alone.
+  if (!args.output.empty()) write_file_whole(args.output, json, "-o");
   for (const std::string& note : result.notes) std::cerr << "note: " << note << "\n";
   if (args.output.empty()) {
     context.out = json;
   } else {
-    write_file_whole(args.output, json, "-o");
     std::cerr << "wrote " << args.output << ": " << topology.gpu_count() << " GPUs, " << topology.nics().size()
               << " NICs, " << topology.device_count() << " devices, " << topology.links().size() << " links\n";
   }

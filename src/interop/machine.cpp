@@ -209,8 +209,10 @@ ImportResult build_topology_spec(const ImportedMachine& m, const Catalog& catalo
   if (gpu_model.empty()) {
     std::vector<std::string> known;
     for (const auto& [name, model] : catalog.gpus()) known.push_back(name);
-    throw UsageError("--gpu is required: " + m.file + " does not name its GPUs and its NVLinks match no bundled server; "
-                     "GPU models: " + join(known, ", "));
+    bool nvlinks = !m.nvlinks.empty() || !m.nvswitch_links.empty();
+    throw UsageError("--gpu is required: " + m.file + " does not name its GPUs and " +
+                     (nvlinks ? "its NVLinks match no bundled server" : "has no NVLinks to infer them from") +
+                     "; GPU models: " + join(known, ", "));
   }
   const GpuModel& gpu = catalog.gpu(gpu_model, SourceRef{options.gpu.empty() ? m.file : "--gpu", ""});
 
