@@ -64,6 +64,10 @@ std::optional<int> nvlink_count(const std::string& cell) {
   return n >= 1 ? std::optional<int>(n) : std::nullopt;
 }
 
+bool is_relation(const std::string& w) {
+  return w == "X" || nvlink_count(w) || w == "PIX" || w == "PXB" || w == "PHB" || w == "NODE" || w == "SYS" || w == "SOC";
+}
+
 // Names of the columns after the devices: tab-separated as nvidia-smi prints them, else the known
 // multi-word names matched greedily and any other word as a column of its own.
 std::vector<std::string> extra_columns(const std::string& rest) {
@@ -113,8 +117,12 @@ SmiMatrix parse_nvidia_smi(const std::string& text, const std::string& file) {
 
   // Header: the first line whose first word is GPU0; anything above it is what nvidia-smi or a
   // shell prompt printed first.
+  // A row starts with GPU0 too, but its second word is a relation.
+  auto is_header = [](const std::vector<std::string>& w) {
+    return !w.empty() && w.front() == "GPU0" && (w.size() < 2 || !is_relation(w[1]));
+  };
   std::size_t header = 0;
-  while (header < lines.size() && (words(lines[header]).empty() || words(lines[header]).front() != "GPU0")) ++header;
+  while (header < lines.size() && !is_header(words(lines[header]))) ++header;
   if (header == lines.size())
     throw InputError(file, "1",
                      "no header line: expected the column names nvidia-smi topo -m prints first "
@@ -149,8 +157,13 @@ SmiMatrix parse_nvidia_smi(const std::string& text, const std::string& file) {
       fail(std::min(at, lines.size() - 1),
            "expected the row of " + m.labels[r] + " (one row per column, in the header's order), found " +
                (w.empty() ? std::string("no row") : "'" + w.front() + "'"));
-    if (w.size() < n + 1)
-      fail(at, "row " + m.labels[r] + " has " + std::to_string(w.size() - 1) + " cells, expected " + std::to_string(n) +
+    // A missing cell shifts the affinity into the matrix: count the relations that lead the row.
+    std::size_t relations = 1;
+    while (relations < w.size() && is_relation(w[relations])) ++relations;
+    bool shifted = relations < w.size() && relations < n + 1 &&
+                   (w[relations] == "N/A" || std::isdigit(static_cast<unsigned char>(w[relations][0])));
+    if (w.size() < n + 1 || shifted || relations > n + 1)
+      fail(at, "row " + m.labels[r] + " has " + std::to_string(std::min(w.size(), relations) - 1) + " cells, expected " + std::to_string(n) +
                    " (one per column " + m.labels.front() + ".." + m.labels.back() + ")");
     if (w.size() > n + 1 + extras.size())
       fail(at, "row " + m.labels[r] + " has " + std::to_string(w.size() - 1) + " fields, but the header names " +
