@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(g++ cmake make pkg-config libsimgrid-dev libboost-graph-dev nlohmann-json3-dev libcli11-dev catch2)
+packages=(g++ cmake make pkg-config libsimgrid-dev libboost-graph-dev nlohmann-json3-dev libcli11-dev catch2 libpugixml-dev)
 # The tests also need python3 (generators and checks under tools/) and chromium (the report
 # screenshot test).
 test_packages=(python3 chromium)

@@ -56,5 +56,6 @@ void add_compare_command(CLI::App& app, Context& context);
 void add_sweep_command(CLI::App& app, Context& context);
 void add_regress_command(CLI::App& app, Context& context);
 void add_report_command(CLI::App& app, Context& context);
+void add_import_command(CLI::App& app, Context& context);
 
 }  // namespace topsim

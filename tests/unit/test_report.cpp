@@ -42,9 +42,9 @@ TEST_CASE("report: formats by name") {
 
 // --- link usage: file and heat map -------------------------------------------------------
 
-#include <cstdio>
 #include <fstream>
 
+#include "helpers.hpp"
 #include "io/io.hpp"
 #include "report/link_usage.hpp"
 
@@ -76,8 +76,7 @@ TEST_CASE("report: link usage file round trip") {
   CHECK(text.find("{\"link\":\"gpu0 -nvlink1-> gpu1\",\"capacity_GBps\":25.0,\"bytes_B\":37500000.0,"
                   "\"mean_utilisation\":0.375,\"peak_utilisation\":1.0,\"utilisation\":[1.0,0.5,0.0,0.0]}") !=
         std::string::npos);
-  std::string path = std::tmpnam(nullptr);
-  std::ofstream(path) << text;
+  std::string path = topsim::test::write_temp("links.json", text);
   CHECK(topsim::is_link_usage_file(path));
   topsim::LinkUsage back = topsim::load_link_usage(path);
   CHECK(back.source == "test run");
@@ -91,7 +90,6 @@ TEST_CASE("report: link usage file round trip") {
     {"link": "a", "capacity_GBps": 1, "bytes_B": 1, "mean_utilisation": 1, "peak_utilisation": 1, "utilisation": [1.5]}]}})";
   CHECK_THROWS_WITH(topsim::load_link_usage(path),
                     path + ":/link_usage/links/0/utilisation/0: expected a utilisation in [0, 1], got the number 1.5");
-  std::remove(path.c_str());
 }
 
 TEST_CASE("report: heat map of link usage") {

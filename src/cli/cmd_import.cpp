@@ -1,0 +1,121 @@
+// topsim import nvidia-smi|nccl-xml FILE: a topology file from what a machine says about itself.
+// Nothing is written unless the result loads as a topology and, for topo -m, reproduces every
+// cell of the matrix it came from.
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "cli/common.hpp"
+#include "interop/nccl_xml.hpp"
+#include "interop/nvidia_smi.hpp"
+#include "interop/topology_writer.hpp"
+#include "io/io.hpp"
+#include "routing/topo_matrix.hpp"
+#include "util/error.hpp"
+
+namespace topsim {
+
+namespace {
+
+struct ImportArgs {
+  std::string input;
+  std::string output;
+  ImportOptions options;
+};
+
+// Every bundled server (not clusters), in name order: the references for host models.
+std::vector<TopologySpec> bundled_servers(const Context& context) {
+  std::vector<std::string> paths;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(context.data_dir + "/topologies", ec))
+    if (entry.path().extension() == ".json") paths.push_back(entry.path().string());
+  std::sort(paths.begin(), paths.end());
+  std::vector<TopologySpec> servers;
+  for (const std::string& path : paths)
+    if (!is_cluster_file(path)) servers.push_back(load_topology_spec(path));
+  return servers;
+}
+
+// The generated text through the normal loader: a temporary file, load_topology_spec, build.
+Topology load_back(const std::string& json, const std::string& input, const Catalog& catalog) {
+  std::filesystem::path temporary = std::filesystem::temp_directory_path() /
+                                    ("topsim-import-" + std::to_string(std::hash<std::string>{}(json)) + ".json");
+  write_file_whole(temporary.string(), json, "import");
+  try {
+    Topology t = Topology::build(load_topology_spec(temporary.string()), catalog);
+    std::filesystem::remove(temporary);
+    return t;
+  } catch (const InputError& e) {
+    std::filesystem::remove(temporary);
+    throw InputError(input, "", "the imported topology is not valid: " + e.message() + " (at " + e.pointer() + ")");
+  }
+}
+
+// Each cell of the input against what topsim prints for the imported topology.
+void check_matrix(const SmiMatrix& want, const Topology& t) {
+  TopoMatrix got = topo_matrix(t);
+  for (std::size_t r = 0; r < want.labels.size(); ++r)
+    for (std::size_t c = 0; c < want.labels.size(); ++c)
+      if (got.cells[r][c] != want.cells[r][c])
+        throw InputError(want.file, std::to_string(want.lines[r]),
+                         "row " + want.labels[r] + ", column " + want.labels[c] + " reads " + want.cells[r][c] +
+                             " but the imported topology gives " + got.cells[r][c] +
+                             " (see docs/import.md for what topsim can reproduce)");
+}
+
+void run_import(Context& context, const ImportArgs& args, bool xml) {
+  std::string text = read_text_file(args.input);
+  ImportedMachine machine;
+  std::optional<SmiMatrix> matrix;
+  if (xml) {
+    machine = parse_nccl_xml(text, args.input, !args.options.gpu.empty());
+  } else {
+    matrix = parse_nvidia_smi(text, args.input);
+    machine = smi_machine(*matrix);
+  }
+  Catalog catalog = context.catalog();
+  ImportOptions options = args.options;
+  if (options.name.empty())
+    options.name = args.output.empty() ? "imported" : std::filesystem::path(args.output).stem().string();
+  ImportResult result = build_topology_spec(machine, catalog, bundled_servers(context), options);
+  std::string json = write_topology_json(result.spec);
+  Topology topology = load_back(json, args.input, catalog);
+  if (matrix) check_matrix(*matrix, topology);
+  // Notes only once everything succeeded, so that a failed import prints its error alone.
+  if (!args.output.empty()) write_file_whole(args.output, json, "-o");
+  for (const std::string& note : result.notes) std::cerr << "note: " << note << "\n";
+  if (args.output.empty()) {
+    context.out = json;
+  } else {
+    std::cerr << "wrote " << args.output << ": " << topology.gpu_count() << " GPUs, " << topology.nics().size()
+              << " NICs, " << topology.device_count() << " devices, " << topology.links().size() << " links\n";
+  }
+}
+
+}  // namespace
+
+void add_import_command(CLI::App& app, Context& context) {
+  CLI::App* import = app.add_subcommand("import", "Write a topology file from nvidia-smi topo -m text or NCCL's topology XML");
+  import->require_subcommand(1);
+  for (bool xml : {false, true}) {
+    CLI::App* sub = import->add_subcommand(xml ? "nccl-xml" : "nvidia-smi",
+                                           xml ? "NCCL's topology XML (what NCCL_TOPO_DUMP_FILE writes)"
+                                               : "What `nvidia-smi topo -m` prints");
+    auto args = std::make_shared<ImportArgs>();
+    sub->add_option("file", args->input, xml ? "The XML file" : "The saved output of nvidia-smi topo -m")->required();
+    sub->add_option("-o,--output", args->output, "The topology file to write (default: standard output)");
+    sub->add_option("--gpu", args->options.gpu,
+                    xml ? "GPU model of every GPU (default: from each GPU's sm)"
+                        : "GPU model of every GPU (required unless the NVLinks match a bundled server)");
+    sub->add_option("--nic", args->options.nic, "NIC model of every NIC (default: by port speed, or the reference server's)");
+    sub->add_option("--like", args->options.like,
+                    "Bundled server whose CPU, socket link, PCIe and NVSwitch models to copy (default: one with the same GPUs)");
+    sub->add_option("--name", args->options.name, "Topology name (default: the output file's stem)");
+    sub->callback([args, xml, &context]() {
+      run_import(context, *args, xml);
+    });
+  }
+}
+
+}  // namespace topsim
