@@ -279,7 +279,23 @@ CollResult Communicator::run(const CollRequest& request, Runner& runner) {
   if (result.candidates.empty()) throw UsageError(std::string("no algorithm can run ") + to_string(request.op) + " here");
   result.algbw_Bps = result.time_s > 0 ? result.size.size_B / result.time_s : 0;
   result.busbw_Bps = result.algbw_Bps * busbw_factor(request.op, ranks());
+#ifdef TOPSIM_INVARIANTS
+  if (result.busbw_Bps > busbw_bound_Bps(result.algo) * (1 + 1e-9))
+    throw std::logic_error("Communicator: invariant violated: busbw " + std::to_string(result.busbw_Bps) +
+                           " B/s above the topology's bound " + std::to_string(busbw_bound_Bps(result.algo)) + " B/s");
+#endif
   return result;
+}
+
+double Communicator::busbw_bound_Bps(Algo algo) const {
+  const Topology& t = fabric_.topology();
+  double least = std::numeric_limits<double>::infinity();
+  for (int r = 0; r < ranks(); ++r) {
+    double egress = 0;
+    for (auto [e, end] = boost::out_edges(t.gpu(fabric_.gpu(r)), t.graph()); e != end; ++e) egress += t.link(*e).line_rate_Bps();
+    least = std::min(least, egress);
+  }
+  return algo == Algo::nvls || algo == Algo::collnet ? 2 * least : least;
 }
 
 std::size_t Communicator::append(const CollRequest& request, Schedule& schedule, const std::vector<std::size_t>& after,

@@ -78,6 +78,12 @@ class Communicator {
   int ranks() const { return fabric_.ranks(); }
   const RingSet& rings() const { return rings_; }
   const Fabric& fabric() const { return fabric_; }
+  /// An upper bound on busbw (bytes/s) that no algorithm can beat on this topology: nccl-tests'
+  /// bus factors make busbw the bytes each rank must send per second, and every byte leaving a
+  /// GPU crosses one of its links; so busbw <= the smallest egress line rate (all links of a
+  /// GPU, one direction) among the ranks. NVLS and CollNet reduce in the network, so a rank
+  /// sends only its input once: twice that bound.
+  double busbw_bound_Bps(Algo algo) const;
   /// The NCCL model of the ranks' architecture; InputError when models/ has none.
   const NcclModel& nccl() const;
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <unordered_map>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 
 #include "routing/resources.hpp"
@@ -26,9 +27,21 @@ constexpr double kTimerFlopsPerSecond = 1.0;
 constexpr int kTimerCores = 1 << 30;
 // Pair routes live in a full zone whose table is quadratic in GPUs: 4096^2 entries is 128 MiB.
 constexpr int kMaxPairGpus = 4096;
+#ifdef TOPSIM_INVARIANTS
+constexpr bool kCheckInvariantsByDefault = true;
+#else
+constexpr bool kCheckInvariantsByDefault = false;
+#endif
+// Slack of the invariant checks: SimGrid's max-min solver works to 1e-5 relative
+// (maxmin/precision), its clock to 1e-9 s (precision/timing), and a flow completes when fewer
+// bytes than that precision remain. A modelling bug is orders of magnitude beyond these.
+constexpr double kInvariantRelative = 1e-5;
+constexpr double kInvariantTime_s = 1e-9;
+constexpr double kInvariantBytes = 1.0;
 
 struct PairRoute {
   double latency_s = 0;
+  double bottleneck_Bps = 0;  ///< narrowest resource: no flow on the route can go faster
 };
 
 // A link direction as link_usage() reports it.
@@ -40,6 +53,13 @@ struct TrackedLink {
 
 using LinkIds = std::vector<std::uint32_t>;  ///< TrackedLink indices a route crosses, repeats kept
 
+// Link tracking: bytes one flow moved between two consecutive engine events.
+struct Segment {
+  double start_s, end_s;  ///< since the run began
+  const LinkIds* links;
+  double bytes_B;
+};
+
 struct Platform {
   std::string prefix;
   bool tracked = false;
@@ -50,6 +70,7 @@ struct Platform {
   std::vector<sg4::Host*> hosts;                    ///< by GPU ordinal
   std::map<std::pair<int, int>, PairRoute> pairs;   ///< declared routes
   std::vector<std::pair<sg4::Host*, sg4::Host*>> composites;
+  std::vector<double> composite_bottleneck_Bps;  ///< by composite: its narrowest resource or cap
   std::vector<sg4::Host*> timers;  ///< by GPU ordinal: where that GPU's delays run
 };
 
@@ -108,6 +129,54 @@ class ResourceMap {
   std::vector<std::uint32_t> first_id_;  ///< by resource index: its UP direction in tracked_
 };
 
+// The invariants of one run (Simulator::check_invariants).
+void check_run(const Platform& p, const std::vector<Segment>& segments, const Schedule& schedule,
+               const std::vector<OpTiming>& timings, const std::vector<double>& moved_B) {
+  auto fail = [](const std::string& what) { throw std::logic_error("Simulator: invariant violated: " + what); };
+  auto g = [](double v) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.12g", v);
+    return std::string(text);
+  };
+  auto within = [](double value, double limit) { return value <= limit * (1 + kInvariantRelative) + kInvariantTime_s; };
+  for (std::size_t i = 0; i < schedule.ops.size(); ++i) {
+    const Op& op = schedule.ops[i];
+    const double took_s = timings[i].finish_s - timings[i].start_s;
+    // No op is faster than its analytical lower bound: its delay, or its latency plus its bytes
+    // at the narrowest resource of its route.
+    double least_s = op.delay_s;
+    if (op.kind == Op::Kind::transfer) {
+      const PairRoute& route = p.pairs.at({op.src_gpu, op.dst_gpu});
+      least_s = (op.route_latency ? route.latency_s : 0) + op.size_B / route.bottleneck_Bps;
+    } else if (op.kind == Op::Kind::composite) {
+      least_s = op.size_B / p.composite_bottleneck_Bps[op.composite];
+    }
+    if (!within(least_s, took_s))
+      fail("op " + std::to_string(i) + " took " + g(took_s) + " s, less than its lower bound " +
+           g(least_s) + " s");
+    // Every byte handed to the engine arrives, and no more.
+    if (op.kind != Op::Kind::delay && std::abs(moved_B[i] - std::llround(op.size_B)) > kInvariantBytes + op.size_B * kInvariantRelative)
+      fail("op " + std::to_string(i) + " moved " + g(moved_B[i]) + " B of " + g(op.size_B));
+  }
+  // No link direction carries more than its capacity between two events. Segments of one event
+  // interval are consecutive and share their bounds.
+  std::map<std::uint32_t, double> interval_B;
+  for (std::size_t first = 0; first < segments.size();) {
+    std::size_t last = first;
+    interval_B.clear();
+    for (; last < segments.size() && segments[last].start_s == segments[first].start_s &&
+           segments[last].end_s == segments[first].end_s;
+         ++last)
+      for (std::uint32_t id : *segments[last].links) interval_B[id] += segments[last].bytes_B;
+    double length_s = segments[first].end_s - segments[first].start_s;
+    for (const auto& [id, bytes] : interval_B)
+      if (!(bytes <= p.links[id].capacity_Bps * (length_s * (1 + kInvariantRelative) + kInvariantTime_s) + kInvariantBytes))
+        fail(p.links[id].name + " carried " + g(bytes) + " B in " + g(length_s) +
+             " s, more than its capacity of " + g(p.links[id].capacity_Bps) + " B/s");
+    first = last;
+  }
+}
+
 }  // namespace
 
 struct Simulator::Impl {
@@ -117,13 +186,8 @@ struct Simulator::Impl {
   std::vector<Platform> platforms;
   bool sealed = false;
 
-  // Link tracking: bytes each flow moved between consecutive engine events of the last run.
-  struct Segment {
-    double start_s, end_s;  ///< since the run began
-    const LinkIds* links;
-    double bytes_B;
-  };
   bool track = false;
+  bool check = kCheckInvariantsByDefault;
   std::size_t last_platform = 0;
   double last_duration_s = -1;  ///< < 0 before the first run
   std::vector<Segment> segments;
@@ -160,7 +224,7 @@ std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions
   if (impl_->sealed) throw std::logic_error("Simulator: platforms must all be added before the first run");
   Platform p;
   p.prefix = "p" + std::to_string(impl_->platforms.size()) + ".";
-  p.tracked = impl_->track;
+  p.tracked = impl_->track || impl_->check;
   p.gpus = topology.gpu_count();
   // Two full zones: one for GPU hosts and their pair routes (a table quadratic in GPUs, built
   // only when pairs are declared), one for the timer and the composite flows' end points
@@ -208,18 +272,21 @@ std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions
     for (const Hop& hop : route.path.hops) resources.append(hop, links, ids);
     zone->add_route(p.hosts[pair.first]->get_netpoint(), p.hosts[pair.second]->get_netpoint(), nullptr, nullptr, links,
                     false);
-    p.pairs[pair] = PairRoute{path_latency_s(topology, route.path)};
+    p.pairs[pair] = PairRoute{path_latency_s(topology, route.path), path_bandwidth_Bps(topology, route.path, options.mode)};
   }
   for (std::size_t c = 0; c < needs.composites.size(); ++c) {
     std::vector<sg4::LinkInRoute> links;
     LinkIds* ids = nullptr;
     if (p.tracked) ids = &p.composite_links.emplace_back();
+    double bottleneck_Bps = needs.composites[c].cap_Bps.value_or(std::numeric_limits<double>::infinity());
     for (const CompositeHop& hop : needs.composites[c].hops) {
       check_pair({hop.src, hop.dst});
       Route route = hop.src_nic >= 0 ? find_route_via(topology, hop.src, hop.src_nic, hop.dst_nic, hop.dst, options)
                                      : find_route(topology, hop.src, hop.dst, options);
       for (const Hop& h : route.path.hops) resources.append(h, links, ids);
+      bottleneck_Bps = std::min(bottleneck_Bps, path_bandwidth_Bps(topology, route.path, options.mode));
     }
+    p.composite_bottleneck_Bps.push_back(bottleneck_Bps);
     if (auto cap = needs.composites[c].cap_Bps) {
       auto* limit = flows->create_link(p.prefix + "composite" + std::to_string(c) + ".cap", *cap);
       limit->set_sharing_policy(sg4::Link::SharingPolicy::SHARED);
@@ -284,20 +351,25 @@ std::vector<OpTiming> Simulator::run(std::size_t platform, const Schedule& sched
   // last event happened. Rates are constant between events, so what a flow moved since then
   // moved evenly over that interval.
   struct Moving {
+    const sg4::Activity* activity;
     const LinkIds* links;
     double remaining_B;
   };
-  std::unordered_map<const sg4::Activity*, Moving> moving;
+  std::map<std::size_t, Moving> moving;  ///< by op index: a fixed order, so sums are reproducible
   double last_event_s = 0;
   const bool track = p.tracked;
+  std::vector<double> moved_B(track ? schedule.ops.size() : 0, 0.0);
   if (track) {
     impl_->segments.clear();
     impl_->last_platform = platform;
   }
   auto sample = [&](const sg4::Activity* done, double now_s) {
-    for (auto& [act, m] : moving) {
-      double remaining = act == done ? 0.0 : act->get_remaining();
-      if (m.remaining_B - remaining > 0) impl_->segments.push_back({last_event_s, now_s, m.links, m.remaining_B - remaining});
+    for (auto& [op, m] : moving) {
+      double remaining = m.activity == done ? 0.0 : m.activity->get_remaining();
+      if (m.remaining_B - remaining > 0) {
+        impl_->segments.push_back({last_event_s, now_s, m.links, m.remaining_B - remaining});
+        moved_B[op] += m.remaining_B - remaining;
+      }
       m.remaining_B = remaining;
     }
     last_event_s = now_s;
@@ -316,11 +388,11 @@ std::vector<OpTiming> Simulator::run(std::size_t platform, const Schedule& sched
     } else if (op.kind == Op::Kind::transfer) {
       stage = 1;
       act = sg4::Comm::sendto_init(p.hosts[op.src_gpu], p.hosts[op.dst_gpu])->set_payload_size(check_size(op.size_B));
-      if (track) moving[act.get()] = {&p.pair_links.at({op.src_gpu, op.dst_gpu}), static_cast<double>(check_size(op.size_B))};
+      if (track) moving[i] = {act.get(), &p.pair_links.at({op.src_gpu, op.dst_gpu}), static_cast<double>(check_size(op.size_B))};
     } else {
       const auto& [in, out] = p.composites[op.composite];
       act = sg4::Comm::sendto_init(in, out)->set_payload_size(check_size(op.size_B));
-      if (track) moving[act.get()] = {&p.composite_links[op.composite], static_cast<double>(check_size(op.size_B))};
+      if (track) moving[i] = {act.get(), &p.composite_links[op.composite], static_cast<double>(check_size(op.size_B))};
     }
     stage_of[act.get()] = {act, i, stage};
     act->start();
@@ -334,7 +406,7 @@ std::vector<OpTiming> Simulator::run(std::size_t platform, const Schedule& sched
     finished_earlier.push_back(it->second.activity);
     if (track) {
       sample(&act, sg4::Engine::get_clock() - start);
-      moving.erase(&act);
+      moving.erase(it->second.op);
     }
     std::size_t i = it->second.op;
     int stage = it->second.stage;
@@ -360,8 +432,12 @@ std::vector<OpTiming> Simulator::run(std::size_t platform, const Schedule& sched
     impl_->last_duration_s = 0;
     for (const OpTiming& t : timings) impl_->last_duration_s = std::max(impl_->last_duration_s, t.finish_s);
   }
+  if (impl_->check) check_run(p, impl_->segments, schedule, timings, moved_B);
   return timings;
 }
+
+void Simulator::check_invariants(bool on) { impl_->check = on; }
+
 
 void Simulator::track_links() { impl_->track = true; }
 

@@ -46,6 +46,13 @@ class Simulator {
   /// std::logic_error when tracking is off or nothing has run, std::invalid_argument for bins < 1.
   LinkUsage link_usage(int bins) const;
 
+  /// Checks every run (on by default in builds configured with TOPSIM_INVARIANTS): no op beats
+  /// its analytical lower bound (latency + bytes at its route's narrowest resource), every
+  /// flow moves exactly its bytes, and no link direction carries more than its capacity in any
+  /// interval between events. A violation is a bug: std::logic_error. Platforms must be added
+  /// after turning it on (it needs each route's links).
+  void check_invariants(bool on);
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

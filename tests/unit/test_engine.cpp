@@ -209,3 +209,19 @@ TEST_CASE("engine: invalid transfers are refused before SimGrid sees them") {
   s.transfer(0, 0, 10);
   CHECK_THROWS_AS(sim.run(p, s), std::invalid_argument);
 }
+
+TEST_CASE("engine: invariants hold under contention, and are checked when asked") {
+  Simulator sim;
+  sim.check_invariants(true);
+  Topology t = pair();
+  std::size_t p = sim.add_platform(t, RouteOptions{});
+  Schedule s;
+  // Three flows over one 25 GB/s direction, staggered: each ends no sooner than its bytes at
+  // 25 GB/s plus 1 us, the link never carries more than 25 GB/s, and every byte arrives.
+  s.transfer(0, 1, 1e9);
+  s.transfer(0, 1, 0.5e9, {s.delay(0, 0.01)});
+  s.transfer(1, 0, 0.25e9);
+  s.transfer(0, 1, 0.0);
+  CHECK_NOTHROW(sim.run(p, s));
+  CHECK_NOTHROW(sim.run(p, s));  // and on a second run of the same platform
+}

@@ -47,6 +47,7 @@ class Recorder : public Runner {
 
 TEST_CASE("sanity: busbw within the links, time above the lower bound, on every server") {
   Simulator sim;
+  sim.check_invariants(true);  // every run: lower bounds, bytes conserved, links within capacity
   const std::vector<std::string> names = {"dgx1-p100", "dgx1-v100", "dgx2", "dgx-a100", "hgx-a800",
                                           "dgx-h100", "hgx-h800", "dgx-station-v100", "pcie-8x-rtx4090"};
   std::vector<Topology> topologies;
@@ -94,6 +95,7 @@ TEST_CASE("sanity: more bandwidth never makes a collective slower") {
   for (LinkSpec& link : spec.links) link.bandwidth_Bps = catalog().link(link.model, {}).bandwidth_Bps * 1.5;
   Topology faster = Topology::build(spec, catalog());
   Simulator sim;
+  sim.check_invariants(true);  // every run: lower bounds, bytes conserved, links within capacity
   Communicator slow_comm(base, all_gpus(base)), fast_comm(faster, all_gpus(faster));
   std::vector<CollRequest> requests;
   for (CollOp op : all_ops())
