@@ -37,17 +37,11 @@ std::vector<TopologySpec> bundled_servers(const Context& context) {
   return servers;
 }
 
-// The generated text through the normal loader: a temporary file, load_topology_spec, build.
+// The generated text through the normal loader (from memory, named after the input), then built.
 Topology load_back(const std::string& json, const std::string& input, const Catalog& catalog) {
-  std::filesystem::path temporary = std::filesystem::temp_directory_path() /
-                                    ("topsim-import-" + std::to_string(std::hash<std::string>{}(json)) + ".json");
-  write_file_whole(temporary.string(), json, "import");
   try {
-    Topology t = Topology::build(load_topology_spec(temporary.string()), catalog);
-    std::filesystem::remove(temporary);
-    return t;
+    return Topology::build(parse_topology_spec(json, input), catalog);
   } catch (const InputError& e) {
-    std::filesystem::remove(temporary);
     throw InputError(input, "", "the imported topology is not valid: " + e.message() + " (at " + e.pointer() + ")");
   }
 }

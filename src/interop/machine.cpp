@@ -1,6 +1,7 @@
 #include "interop/machine.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -349,6 +350,15 @@ ImportResult build_topology_spec(const ImportedMachine& m, const Catalog& catalo
       nic_notes.insert("NICs: " + model + " as in bundled " + host.server + " (the file does not say; give --nic)");
     }
     catalog.nic(model, SourceRef{nic_default.empty() ? ref_text(m, n.where) : "--nic", ""});
+    // The name becomes a device id, so it must be one (the loader's rule), and valid UTF-8 for JSON.
+    bool id_ok = std::all_of(n.name.begin(), n.name.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+    });
+    if (!id_ok) {
+      std::string shown;
+      for (char c : n.name) shown += std::isprint(static_cast<unsigned char>(c)) ? c : '?';
+      import_fail(m.file, n.where, "NIC name '" + shown + "' cannot be a device id: use only letters, digits, '_', '-' and '.'");
+    }
     nic_ids.push_back(n.name.empty() ? "nic" + std::to_string(i) : n.name);
     spec.devices.push_back({nic_ids.back(), DeviceType::nic, model, "", {}, 0, {}});
   }

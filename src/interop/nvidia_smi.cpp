@@ -199,8 +199,11 @@ SmiMatrix parse_nvidia_smi(const std::string& text, const std::string& file) {
         fail(at, "row " + m.labels[r] + ": CPU Affinity '" + cpu + "' is not a list of cores like 0-19,40-59 or N/A");
       }
     }
-    if (!numa.empty() && !std::all_of(numa.begin(), numa.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
-      fail(at, "row " + m.labels[r] + ": NUMA Affinity '" + numa + "' is not a node number or N/A");
+    // 0..4095, the topology file's range for numa_node; the length check keeps stoi in int.
+    bool numa_ok = numa.size() <= 4 &&
+                   std::all_of(numa.begin(), numa.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+    if (!numa.empty() && (!numa_ok || std::stoi(numa) > 4095))
+      fail(at, "row " + m.labels[r] + ": NUMA Affinity '" + numa + "' is not a node number (0 to 4095) or N/A");
     m.cells.push_back(cells);
     m.lines.push_back(static_cast<int>(at + 1));
     m.cpu_affinity.push_back(cpu);

@@ -8,7 +8,11 @@ namespace topsim {
 
 namespace {
 
-std::string quoted(const std::string& text) { return nlohmann::json(text).dump(); }
+// Invalid UTF-8 (from an imported file) becomes U+FFFD rather than an exception; the loader then
+// rejects the id or name that carries it with an InputError.
+std::string quoted(const std::string& text) {
+  return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 std::string member(const std::string& key, const std::string& value) { return quoted(key) + ": " + quoted(value); }
 

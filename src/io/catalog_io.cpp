@@ -219,24 +219,26 @@ Catalog load_catalog(const std::string& models_dir) {
   std::sort(files.begin(), files.end());
   if (files.empty()) throw InputError(models_dir, "", "no *.json model files in this directory");
   Catalog catalog;
-  for (const auto& path : files) {
-    Json document = parse_json_text(read_text_file(path), path);
-    ObjectReader file(document, SourceRef{path, ""});
-    file.optional_string("description");
-    read_section(catalog, file, "link_models", read_link);
-    read_section(catalog, file, "gpu_models", read_gpu);
-    read_section(catalog, file, "switch_models", read_switch);
-    read_section(catalog, file, "cpu_models", read_cpu);
-    read_section(catalog, file, "nic_models", read_nic);
-    read_section(catalog, file, "nccl_models", read_nccl);
-    read_section(catalog, file, "compute_models", read_compute);
-    read_section(catalog, file, "networks", read_network);
-    read_section(catalog, file, "training_frameworks", read_framework);
-    read_section(catalog, file, "optimizers", read_optimizer);
-    file.finish();
-  }
+  for (const auto& path : files) add_catalog_text(catalog, read_text_file(path), path);
   catalog.check_references();
   return catalog;
+}
+
+void add_catalog_text(Catalog& catalog, const std::string& text, const std::string& path) {
+  Json document = parse_json_text(text, path);
+  ObjectReader file(document, SourceRef{path, ""});
+  file.optional_string("description");
+  read_section(catalog, file, "link_models", read_link);
+  read_section(catalog, file, "gpu_models", read_gpu);
+  read_section(catalog, file, "switch_models", read_switch);
+  read_section(catalog, file, "cpu_models", read_cpu);
+  read_section(catalog, file, "nic_models", read_nic);
+  read_section(catalog, file, "nccl_models", read_nccl);
+  read_section(catalog, file, "compute_models", read_compute);
+  read_section(catalog, file, "networks", read_network);
+  read_section(catalog, file, "training_frameworks", read_framework);
+  read_section(catalog, file, "optimizers", read_optimizer);
+  file.finish();
 }
 
 }  // namespace topsim

@@ -21,16 +21,23 @@ std::string read_text_file(const std::string& path);
 /// Rejects unknown keys, missing parameters, parameters without a source, bad units, and dangling
 /// references between models.
 Catalog load_catalog(const std::string& models_dir);
+/// One models file's text (named `path` in errors) added to `catalog`; references between models
+/// are left to Catalog::check_references(), since they may point into files not yet read.
+void add_catalog_text(Catalog& catalog, const std::string& text, const std::string& path);
 
 /// A topology file parsed and checked for syntax, types, units and unknown keys. Semantic checks
 /// (references, port counts) happen when the Topology is built.
 TopologySpec load_topology_spec(const std::string& path);
+/// The same from text already in memory (`path` names it in errors): imports, fuzzing.
+TopologySpec parse_topology_spec(const std::string& text, const std::string& path);
 
 /// A cluster file (topologies/clusters/): a server, a node count and a fabric.
 ClusterSpec load_cluster_spec(const std::string& path);
+ClusterSpec parse_cluster_spec(const std::string& text, const std::string& path);
 
 /// Whether a topology file describes a cluster ("node" and no "devices") rather than a server.
 bool is_cluster_file(const std::string& path);
+bool is_cluster_text(const std::string& text, const std::string& path);
 
 /// Published measurements and accuracy targets of a scenarios/validation/*.json file.
 ValidationFile load_validation_file(const std::string& path);
@@ -43,6 +50,7 @@ TraceSpec parse_trace(const std::string& text, const std::string& path);
 /// A training scenario (scenarios/*.json). Names of networks, frameworks and topologies are
 /// resolved when it runs.
 ScenarioSpec load_scenario(const std::string& path);
+ScenarioSpec parse_scenario(const std::string& text, const std::string& path);
 
 /// Whether a workload file is a trace (it has "ops") rather than a training scenario.
 bool is_trace_file(const std::string& path);
@@ -50,12 +58,15 @@ bool is_trace_file(const std::string& path);
 /// A sweep of collectives: a file with a "sweep" section (docs/formats.md §9).
 bool is_sweep_file(const std::string& path);
 SweepSpec load_sweep(const std::string& path);
+SweepSpec parse_sweep(const std::string& text, const std::string& path);
 
 /// What `topsim sweep` wrote (docs/formats.md §9): checked for its envelope and each row's
 /// "point" and "id"; the other fields are kept as they are.
 ResultFile load_result_file(const std::string& path);
+ResultFile parse_result_file(const std::string& text, const std::string& path);
 /// The same, or a plain array of rows (what run, compare and coll write with --format json).
 ResultFile load_result_rows(const std::string& path);
+ResultFile parse_result_rows(const std::string& text, const std::string& path);
 
 /// What `run`/`coll --link-usage` wrote: a run's per-link load in time bins (docs/formats.md §9).
 bool is_link_usage_file(const std::string& path);

@@ -59,7 +59,9 @@ class SourcedParameters {
     expect_object(value, where);
     Sources sources;
     for (const auto& item : value.items()) sources[item.key()] = read_string(item.value(), where.at(item.key()));
-    for (const auto& [key, text] : sources) {
+    // A named copy of the key: C++17 lambdas cannot capture a structured binding (clang rejects it).
+    for (const auto& source : sources) {
+      const std::string& key = source.first;
       bool names_parameter = std::any_of(paths_.begin(), paths_.end(), [&](const std::string& path) {
         return path == key || path.rfind(key + ".", 0) == 0;
       });

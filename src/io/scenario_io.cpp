@@ -68,8 +68,10 @@ Variant read_variant(const Json& value, const SourceRef& where) {
 
 bool is_trace_file(const std::string& path) { return file_has_top_key(path, "ops"); }
 
-ScenarioSpec load_scenario(const std::string& path) {
-  Json document = parse_json_text(read_text_file(path), path);
+ScenarioSpec load_scenario(const std::string& path) { return parse_scenario(read_text_file(path), path); }
+
+ScenarioSpec parse_scenario(const std::string& text, const std::string& path) {
+  Json document = parse_json_text(text, path);
   ObjectReader r(document, SourceRef{path, ""});
   ScenarioSpec s;
   s.where = r.where();

@@ -44,8 +44,10 @@ ResultValue read_value(const Json& v, const SourceRef& at) {
 
 bool is_sweep_file(const std::string& path) { return file_has_top_key(path, "sweep"); }
 
-SweepSpec load_sweep(const std::string& path) {
-  Json document = parse_json_text(read_text_file(path), path);
+SweepSpec load_sweep(const std::string& path) { return parse_sweep(read_text_file(path), path); }
+
+SweepSpec parse_sweep(const std::string& text, const std::string& path) {
+  Json document = parse_json_text(text, path);
   ObjectReader file(document, SourceRef{path, ""});
   SweepSpec s;
   s.where = file.where();
@@ -107,8 +109,9 @@ std::vector<ResultRow> read_rows(const Json& rows, const nlohmann::ordered_json&
 
 }  // namespace
 
-ResultFile load_result_file(const std::string& path) {
-  std::string text = read_text_file(path);
+ResultFile load_result_file(const std::string& path) { return parse_result_file(read_text_file(path), path); }
+
+ResultFile parse_result_file(const std::string& text, const std::string& path) {
   Json document = parse_json_text(text, path);
   ObjectReader r(document, SourceRef{path, ""});
   ResultFile f;
@@ -133,10 +136,11 @@ ResultFile load_result_file(const std::string& path) {
   return f;
 }
 
-ResultFile load_result_rows(const std::string& path) {
-  std::string text = read_text_file(path);
+ResultFile load_result_rows(const std::string& path) { return parse_result_rows(read_text_file(path), path); }
+
+ResultFile parse_result_rows(const std::string& text, const std::string& path) {
   Json document = parse_json_text(text, path);
-  if (document.is_object()) return load_result_file(path);
+  if (document.is_object()) return parse_result_file(text, path);
   ResultFile f;
   f.source = path;
   f.rows = read_rows(document, nlohmann::ordered_json::parse(text), SourceRef{path, ""}, false);

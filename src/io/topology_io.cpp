@@ -85,8 +85,10 @@ std::vector<std::string> read_sources(ObjectReader& r) {
 
 }  // namespace
 
-TopologySpec load_topology_spec(const std::string& path) {
-  Json document = parse_json_text(read_text_file(path), path);
+TopologySpec load_topology_spec(const std::string& path) { return parse_topology_spec(read_text_file(path), path); }
+
+TopologySpec parse_topology_spec(const std::string& text, const std::string& path) {
+  Json document = parse_json_text(text, path);
   TopologySpec spec;
   spec.file = path;
   SourceRef root{path, ""};
@@ -105,8 +107,10 @@ TopologySpec load_topology_spec(const std::string& path) {
 
 namespace topsim {
 
-ClusterSpec load_cluster_spec(const std::string& path) {
-  Json document = parse_json_text(read_text_file(path), path);
+ClusterSpec load_cluster_spec(const std::string& path) { return parse_cluster_spec(read_text_file(path), path); }
+
+ClusterSpec parse_cluster_spec(const std::string& text, const std::string& path) {
+  Json document = parse_json_text(text, path);
   ClusterSpec spec;
   spec.file = path;
   spec.where = SourceRef{path, ""};
@@ -123,8 +127,10 @@ ClusterSpec load_cluster_spec(const std::string& path) {
   return spec;
 }
 
-bool is_cluster_file(const std::string& path) {
-  Json document = parse_json_text(read_text_file(path), path);
+bool is_cluster_file(const std::string& path) { return is_cluster_text(read_text_file(path), path); }
+
+bool is_cluster_text(const std::string& text, const std::string& path) {
+  Json document = parse_json_text(text, path);
   return document.is_object() && document.contains("node") && !document.contains("devices");
 }
 

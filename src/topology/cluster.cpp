@@ -91,6 +91,12 @@ TopologySpec replicate_server(const TopologySpec& server, const ScaleOut& scale,
   ClusterSpec cluster;
   cluster.file = server.file;
   cluster.nodes = scale.nodes > 0 ? scale.nodes : 1;
+  // The node count came from --nodes, not from the file: say so rather than point into the file.
+  if (static_cast<long long>(cluster.nodes) * static_cast<long long>(server.devices.size()) > max_cluster_devices)
+    throw UsageError("--nodes " + std::to_string(cluster.nodes) + ": " + server.name + " has " +
+                     std::to_string(server.devices.size()) + " devices, and a cluster may have at most " +
+                     std::to_string(max_cluster_devices) + " (" +
+                     std::to_string(max_cluster_devices / static_cast<long long>(server.devices.size())) + " servers)");
   cluster.name = server.name + "-x" + std::to_string(cluster.nodes);
   cluster.description = std::to_string(cluster.nodes) + " x " + server.name + " on its default " +
                         server.scale_out->kind + " fabric";
@@ -133,6 +139,14 @@ TopologySpec expand_cluster(const ClusterSpec& cluster, const TopologySpec& node
   out.description = cluster.description;
   out.sources = cluster.sources;
   out.nodes = cluster.nodes;
+
+  long long devices = static_cast<long long>(cluster.nodes) * static_cast<long long>(node.devices.size());
+  if (devices > max_cluster_devices)
+    fail(cluster.where.at("nodes"), std::to_string(cluster.nodes) + " servers of " + std::to_string(node.devices.size()) +
+                                        " devices (" + node.name + ") make " + std::to_string(devices) +
+                                        " devices; a cluster may have at most " + std::to_string(max_cluster_devices) +
+                                        " (" + std::to_string(max_cluster_devices / static_cast<long long>(std::max<std::size_t>(node.devices.size(), 1))) +
+                                        " of these servers)");
 
   // Which NICs each server keeps, and what they become.
   std::vector<std::string> nics;

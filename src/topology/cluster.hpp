@@ -14,6 +14,12 @@
 
 namespace topsim {
 
+/// Most devices a cluster may expand to (servers x devices per server, before the fabric's
+/// switches): 2^18, about 8,700 DGX A100 servers (69,000 GPUs). Each device costs a few KiB once
+/// built and routes are searched over all of them, so a file (or --nodes) asking for millions
+/// would take gigabytes and minutes; expand_cluster refuses it up front (docs/fuzzing.md).
+constexpr long long max_cluster_devices = 1LL << 18;
+
 /// One topology with every server's devices (ids prefixed "n<k>.", node = k) and links, then the
 /// fabric's switches (node -1) and links. Throws InputError at the cluster's place when the
 /// fabric cannot be built (no NICs to attach, no switch model for the NICs' ports, planes that

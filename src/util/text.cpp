@@ -104,7 +104,9 @@ std::vector<int> parse_int_list(std::string_view text) {
     } else {
       int first = integer(item.substr(0, dash)), last = integer(item.substr(dash + 1));
       if (last < first) throw ParseError("'" + std::string(item) + "' is an empty range (write low-high)");
-      if (static_cast<long long>(last) - first >= (1 << 20)) throw ParseError("'" + std::string(item) + "' is too long a range");
+      // 2^20 values in all, not per range: "0-999999," repeated would otherwise take gigabytes.
+      if (static_cast<long long>(values.size()) + last - first >= (1 << 20))
+        throw ParseError("'" + std::string(item) + "' makes the list longer than 1048576 values");
       for (int v = first; v <= last; ++v) values.push_back(v);
     }
     start = end + 1;

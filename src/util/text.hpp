@@ -28,7 +28,7 @@ std::string unknown_name_message(std::string_view what, std::string_view name,
                                  const std::vector<std::string>& known);
 
 /// "0,1,2" or "0-3,8-11" (ascending ranges, inclusive) for --devices and --nodes; throws
-/// ParseError naming the bad element.
+/// ParseError naming the bad element, or the range that takes the list past 2^20 values.
 std::vector<int> parse_int_list(std::string_view text);
 
 /// The inverse: runs of consecutive ascending values as ranges, "0-7" or "0,2,4-6".

@@ -153,3 +153,14 @@ TEST_CASE("import: the writer's text loads back to the same spec") {
   CHECK(again.links.size() == original.links.size());
   CHECK(again.scale_out->switch_model == "qm8700");
 }
+
+TEST_CASE("import: topo -m affinities found by fuzzing are input errors, not stoi or out of memory") {
+  auto error = [](const std::string& file) {
+    return input_error([&] { smi_machine(parse_nvidia_smi(read_text(test_data("fuzz/nvidia_smi/" + file)), file)); });
+  };
+  CHECK(error("numa-affinity-past-int.txt") ==
+        "numa-affinity-past-int.txt:2: row GPU0: NUMA Affinity '99999999999' is not a node number (0 to 4095) or N/A");
+  std::string cores = error("cpu-affinity-700-million-cores.txt");
+  CHECK_THAT(cores, Catch::StartsWith("cpu-affinity-700-million-cores.txt:2: row GPU0: CPU Affinity '0-999999,0-999999,"));
+  CHECK_THAT(cores, Catch::EndsWith("' is not a list of cores like 0-19,40-59 or N/A"));
+}

@@ -113,3 +113,17 @@ TEST_CASE("io: missing files say so") {
   CHECK(input_error([] { load_topology_spec("/nonexistent/topology.json"); }) ==
         "/nonexistent/topology.json: cannot open: No such file or directory");
 }
+
+TEST_CASE("io: text already in memory parses as its file would, errors named by the given path") {
+  std::string text = read_text(test_data("tiny.json"));
+  TopologySpec spec = parse_topology_spec(text, "imported.json");
+  CHECK(spec.name == "tiny");
+  CHECK(spec.links.size() == 4);
+  CHECK(spec.file == "imported.json");
+  CHECK(input_error([] { parse_topology_spec("{\"name\": 1}", "in-memory.json"); }) ==
+        "in-memory.json:/name: expected a string, got the number 1");
+  CHECK_FALSE(is_cluster_text(text, "imported.json"));
+  Catalog catalog;
+  add_catalog_text(catalog, read_text(data_path("models/links.json")), "links.json");
+  CHECK_NOTHROW(catalog.check_references());
+}
