@@ -283,11 +283,15 @@ std::vector<OpTiming> Simulator::run(std::size_t platform, const Schedule& sched
   // With tracking: flows in flight, the links they cross and their bytes still to move when the
   // last event happened. Rates are constant between events, so what a flow moved since then
   // moved evenly over that interval.
+  // Keyed by op index, not by activity address: sample() appends segments in this map's order
+  // and link_usage() sums them in floating point, so an address-ordered map made the figures
+  // depend on where the allocator put each activity (run to run, with ASLR).
   struct Moving {
+    const sg4::Activity* activity;
     const LinkIds* links;
     double remaining_B;
   };
-  std::unordered_map<const sg4::Activity*, Moving> moving;
+  std::map<std::size_t, Moving> moving;
   double last_event_s = 0;
   const bool track = p.tracked;
   if (track) {
@@ -295,8 +299,8 @@ std::vector<OpTiming> Simulator::run(std::size_t platform, const Schedule& sched
     impl_->last_platform = platform;
   }
   auto sample = [&](const sg4::Activity* done, double now_s) {
-    for (auto& [act, m] : moving) {
-      double remaining = act == done ? 0.0 : act->get_remaining();
+    for (auto& [op_index, m] : moving) {
+      double remaining = m.activity == done ? 0.0 : m.activity->get_remaining();
       if (m.remaining_B - remaining > 0) impl_->segments.push_back({last_event_s, now_s, m.links, m.remaining_B - remaining});
       m.remaining_B = remaining;
     }
@@ -316,11 +320,11 @@ std::vector<OpTiming> Simulator::run(std::size_t platform, const Schedule& sched
     } else if (op.kind == Op::Kind::transfer) {
       stage = 1;
       act = sg4::Comm::sendto_init(p.hosts[op.src_gpu], p.hosts[op.dst_gpu])->set_payload_size(check_size(op.size_B));
-      if (track) moving[act.get()] = {&p.pair_links.at({op.src_gpu, op.dst_gpu}), static_cast<double>(check_size(op.size_B))};
+      if (track) moving[i] = {act.get(), &p.pair_links.at({op.src_gpu, op.dst_gpu}), static_cast<double>(check_size(op.size_B))};
     } else {
       const auto& [in, out] = p.composites[op.composite];
       act = sg4::Comm::sendto_init(in, out)->set_payload_size(check_size(op.size_B));
-      if (track) moving[act.get()] = {&p.composite_links[op.composite], static_cast<double>(check_size(op.size_B))};
+      if (track) moving[i] = {act.get(), &p.composite_links[op.composite], static_cast<double>(check_size(op.size_B))};
     }
     stage_of[act.get()] = {act, i, stage};
     act->start();
@@ -332,11 +336,11 @@ std::vector<OpTiming> Simulator::run(std::size_t platform, const Schedule& sched
     // SimGrid until its callback returns.
     finished_earlier.clear();
     finished_earlier.push_back(it->second.activity);
+    std::size_t i = it->second.op;
     if (track) {
       sample(&act, sg4::Engine::get_clock() - start);
-      moving.erase(&act);
+      moving.erase(i);
     }
-    std::size_t i = it->second.op;
     int stage = it->second.stage;
     stage_of.erase(it);
     const Op& op = schedule.ops[i];
