@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The two Quick start commands of the README; .ci/run calls the second.
 #   bash tools/run.sh demo   install what is missing, build, show DGX A100 and its p2p matrices
-#   bash tools/run.sh test   install what is missing, build, run every test
+#   bash tools/run.sh test   install what is missing, build, run every test (then again under
+#                            ASan and UBSan, in build-asan)
 # Works as root on a fresh Debian 12 (bookworm); elsewhere install the packages yourself.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,6 +33,14 @@ build() {
   cmake --build build -j "$(nproc)"
 }
 
+# The same suite again on an ASan+UBSan build (docs/limits.md, "Sanitizers"); tests labelled
+# no-sanitize are left out there (see tests/CMakeLists.txt for which and why).
+test_sanitized() {
+  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTOPSIM_SANITIZE=ON >/dev/null
+  cmake --build build-asan -j "$(nproc)"
+  (cd build-asan && ctest -j "$(nproc)" --output-on-failure -LE no-sanitize)
+}
+
 case "${1:-}" in
   demo)
     install_missing
@@ -44,7 +53,8 @@ case "${1:-}" in
     packages+=("${test_packages[@]}")
     install_missing
     build
-    cd build && ctest -j "$(nproc)" --output-on-failure
+    (cd build && ctest -j "$(nproc)" --output-on-failure)
+    test_sanitized
     ;;
   *)
     echo "usage: bash tools/run.sh demo|test" >&2

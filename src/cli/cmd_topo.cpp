@@ -88,6 +88,16 @@ std::string nearest_nics(const Topology& t, Vertex gpu) {
   return names.empty() ? "none" : join(names, ",") + " (" + order[best] + ")";
 }
 
+// Largest topology whose per-GPU table topo show prints. Each row routes its GPU to every other
+// (the NVLink peers column), so the table costs GPUs^2 route searches over a graph that grows
+// with the GPUs: 256 GPUs took 3 s, 1024 over a minute (docs/limits.md).
+constexpr int kMaxGpuTableGpus = 512;
+
+std::string gpu_table_limit_message(const Topology& t) {
+  return "the per-GPU table is printed for at most " + std::to_string(kMaxGpuTableGpus) + " GPUs; " + t.name() +
+         " has " + std::to_string(t.gpu_count());
+}
+
 Table gpu_table(const Topology& t) {
   Table table({{"gpu"}, {"id"}, {"model"}, {"nvlinks"}, {"nvlink_peers"}, {"pcie_parent"}, {"cpu"}, {"nearest_nic"}});
   for (int g = 0; g < t.gpu_count(); ++g) {
@@ -139,6 +149,7 @@ std::string summary_text(const Topology& t, std::optional<double> nv_bisection, 
   std::size_t width = 0;
   for (const auto& row : rows) width = std::max(width, row.first.size());
   for (const auto& [key, value] : rows) out += key + std::string(width + 2 - key.size(), ' ') + value + "\n";
+  if (t.gpu_count() > kMaxGpuTableGpus) return out + "\n(" + gpu_table_limit_message(t) + ")\n";
   return out + "\n" + gpu_table(t).to_text();
 }
 
@@ -239,6 +250,9 @@ void add_topo_command(CLI::App& app, Context& context) {
     }
     auto nv = bisection_Bps(t, true);
     auto all = bisection_Bps(t, false);
+    if (format != Format::table && t.gpu_count() > kMaxGpuTableGpus)
+      throw UsageError(gpu_table_limit_message(t) + " (--format " + options->format +
+                       " includes it): use --format table for the summary alone");
     if (format == Format::table) context.out = summary_text(t, nv, all);
     else if (format == Format::csv) context.out = gpu_table(t).to_csv();
     else context.out = summary_json(t, nv, all);

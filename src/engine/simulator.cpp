@@ -350,6 +350,9 @@ std::vector<OpTiming> Simulator::run(std::size_t platform, const Schedule& sched
   // With tracking: flows in flight, the links they cross and their bytes still to move when the
   // last event happened. Rates are constant between events, so what a flow moved since then
   // moved evenly over that interval.
+  // Keyed by op index, not by activity address: sample() appends segments in this map's order
+  // and link_usage() sums them in floating point, so an address-ordered map made the figures
+  // depend on where the allocator put each activity (run to run, with ASLR).
   struct Moving {
     const sg4::Activity* activity;
     const LinkIds* links;
@@ -404,11 +407,11 @@ std::vector<OpTiming> Simulator::run(std::size_t platform, const Schedule& sched
     // SimGrid until its callback returns.
     finished_earlier.clear();
     finished_earlier.push_back(it->second.activity);
+    std::size_t i = it->second.op;
     if (track) {
       sample(&act, sg4::Engine::get_clock() - start);
       moving.erase(it->second.op);
     }
-    std::size_t i = it->second.op;
     int stage = it->second.stage;
     stage_of.erase(it);
     const Op& op = schedule.ops[i];

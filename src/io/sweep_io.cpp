@@ -11,6 +11,12 @@ namespace topsim {
 
 namespace {
 
+// Largest grid a sweep file may describe. Every shard lays out every point's id (about 100
+// bytes each) to fingerprint the grid, and one point runs in milliseconds to seconds: a million
+// points is ~100 MB per shard and hours of work even split 100 ways. A grid of 10^7 points used
+// 2.5 GB and ran past a minute before its first point (docs/limits.md).
+constexpr long long kMaxSweepPoints = 1000000;
+
 std::vector<std::string> read_names(ObjectReader& r, const std::string& key) {
   auto names = read_array(r, key, [](const Json& v, const SourceRef& at) { return read_string(v, at); });
   if (names.empty()) fail(r.at(key), "expected at least one name");
@@ -73,6 +79,14 @@ SweepSpec parse_sweep(const std::string& text, const std::string& path) {
     s.overrides.push_back(none);
   }
   r.finish();
+  // Counted in double: five factors of up to 10^6 entries each would overflow a long long.
+  double points = double(s.topologies.size()) * double(s.gpus.size() + s.nodes.size()) * double(s.ops.size()) *
+                  double(s.sizes.size()) * double(s.overrides.size());
+  if (points > kMaxSweepPoints)
+    fail(file.at("sweep"), "the grid has " + std::to_string(static_cast<long long>(points)) + " points (topologies x " +
+                               (s.gpus.empty() ? "nodes" : "gpus") + " x ops x sizes x overrides), more than the " +
+                               std::to_string(kMaxSweepPoints) +
+                               " a sweep may have: split it into several sweep files (docs/limits.md)");
   const Json& sources = file.required("sources");
   expect_object(sources, file.at("sources"));
   if (sources.empty()) fail(file.at("sources"), "a sweep cites where its grid comes from (at least one source)");

@@ -159,6 +159,13 @@ TopologySpec expand_cluster(const ClusterSpec& cluster, const TopologySpec& node
   if (cluster.nics_per_node > 0) dropped.insert(nics.begin() + cluster.nics_per_node, nics.end());
   if (cluster.nics_per_node > 0) nics.resize(static_cast<std::size_t>(cluster.nics_per_node));
   std::string nic_model = cluster.nic.empty() ? "" : resolve_nic_model(cluster.nic, catalog);
+  long long node_gpus = std::count_if(node.devices.begin(), node.devices.end(),
+                                      [](const DeviceSpec& d) { return d.type == DeviceType::gpu; });
+  if (cluster.nodes * node_gpus > kMaxClusterGpus)
+    throw UsageError(cluster.name + ": " + std::to_string(cluster.nodes) + " servers x " + std::to_string(node_gpus) +
+                     " GPUs = " + std::to_string(cluster.nodes * node_gpus) + " GPUs, more than the " +
+                     std::to_string(kMaxClusterGpus) +
+                     " topsim simulates in one topology: give fewer servers (--nodes, or \"nodes\" in the cluster file)");
 
   for (int k = 0; k < cluster.nodes; ++k) {
     for (const auto& d : node.devices) {

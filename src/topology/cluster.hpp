@@ -20,10 +20,16 @@ namespace topsim {
 /// would take gigabytes and minutes; expand_cluster refuses it up front (docs/fuzzing.md).
 constexpr long long max_cluster_devices = 1LL << 18;
 
+/// Largest GPU count of an expanded cluster, the same as a flat topology's (kMaxFlatGpus): the
+/// graph and its resources grow linearly, but routing and the collectives' plans grow faster,
+/// and well below this size a run already takes minutes (docs/limits.md has the measurements).
+/// It bounds what one command may ask; it is no promise that every size below it is quick.
+constexpr long long kMaxClusterGpus = 65536;
+
 /// One topology with every server's devices (ids prefixed "n<k>.", node = k) and links, then the
 /// fabric's switches (node -1) and links. Throws InputError at the cluster's place when the
 /// fabric cannot be built (no NICs to attach, no switch model for the NICs' ports, planes that
-/// do not divide the GPUs' NVLinks). The upper tiers of a fat-tree become one non-blocking core
+/// do not divide the GPUs' NVLinks); UsageError above kMaxClusterGpus GPUs, before allocating. The upper tiers of a fat-tree become one non-blocking core
 /// (exact for a non-blocking tree with balanced ECMP; oversubscription sits at the leaves).
 TopologySpec expand_cluster(const ClusterSpec& cluster, const TopologySpec& node, const Catalog& catalog);
 

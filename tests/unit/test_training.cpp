@@ -72,7 +72,9 @@ TEST_CASE("workload: training_trace lays out ResNet-50 for Horovod and PyTorch D
       // A "bucket" setting replaces the 25 MiB cap, not DDP's fixed 1 MiB first bucket.
       TrainingSpec big = s;
       big.bucket_B = 40 * kMiB;
-      auto resized = with_prefix(training_trace(big, setup, 8), "allreduce.");
+      // with_prefix points into the trace: it must outlive them (ASan caught a temporary here).
+      TraceSpec big_trace = training_trace(big, setup, 8);
+      auto resized = with_prefix(big_trace, "allreduce.");
       REQUIRE(resized.size() >= 3);
       CHECK(resized.front()->size_B == 8196000);
       for (std::size_t i = 1; i + 1 < resized.size(); ++i) CHECK(resized[i]->size_B >= 40 * kMiB);
@@ -91,7 +93,8 @@ TEST_CASE("workload: training_trace lays out ResNet-50 for Horovod and PyTorch D
       // largest ResNet-50 layer, fc, holds 8,196,000 B), so below 16 MiB + 8,196,000 B.
       TrainingSpec small = spec;
       small.bucket_B = 16 * kMiB;
-      auto fused = with_prefix(training_trace(small, setup, 8), "allreduce.");
+      TraceSpec small_trace = training_trace(small, setup, 8);
+      auto fused = with_prefix(small_trace, "allreduce.");
       REQUIRE(fused.size() >= 4);
       CHECK(fused.front()->size_B >= 16 * kMiB);
       CHECK(fused.front()->size_B < 16 * kMiB + 8196000);
@@ -113,7 +116,8 @@ TEST_CASE("workload: 2:4 sparsity switches change gradient bytes and forward GEM
   CHECK(gradient_bytes(dense, setup) - gradient_bytes(grads, setup) == prunable / 2 * 4);
   CHECK(gradient_bytes(grads, setup) == 55337120);
   double total = 0;
-  for (const TraceOp* b : with_prefix(training_trace(grads, setup, 8), "allreduce.")) total += b->size_B;
+  TraceSpec grads_trace = training_trace(grads, setup, 8);  // outlives the pointers with_prefix returns
+  for (const TraceOp* b : with_prefix(grads_trace, "allreduce.")) total += b->size_B;
   CHECK(total == 55337120);
 
   TrainingSpec math = dense;
