@@ -83,6 +83,28 @@ void check_nics_per_node(const TopologySpec& server, int nics_per_node) {
                      std::to_string(nics) + " NICs");
 }
 
+namespace {
+
+// Why `nodes` servers like `node` are too many for one topology ("" when they are not): the GPU
+// limit first (what users count), then the device limit (what memory counts).
+std::string cluster_too_big(long long nodes, const TopologySpec& node) {
+  long long node_gpus = std::count_if(node.devices.begin(), node.devices.end(),
+                                      [](const DeviceSpec& d) { return d.type == DeviceType::gpu; });
+  long long per_node = std::max<long long>(static_cast<long long>(node.devices.size()), 1);
+  if (nodes * node_gpus > kMaxClusterGpus)
+    return std::to_string(nodes) + " servers x " + std::to_string(node_gpus) + " GPUs (" + node.name + ") = " +
+           std::to_string(nodes * node_gpus) + " GPUs, more than the " + std::to_string(kMaxClusterGpus) +
+           " topsim simulates in one topology: give at most " + std::to_string(kMaxClusterGpus / std::max(node_gpus, 1LL)) +
+           " servers";
+  if (nodes * per_node > max_cluster_devices)
+    return std::to_string(nodes) + " servers of " + std::to_string(per_node) + " devices (" + node.name + ") make " +
+           std::to_string(nodes * per_node) + " devices; a cluster may have at most " + std::to_string(max_cluster_devices) +
+           " (" + std::to_string(max_cluster_devices / per_node) + " of these servers)";
+  return "";
+}
+
+}  // namespace
+
 TopologySpec replicate_server(const TopologySpec& server, const ScaleOut& scale, const Catalog& catalog) {
   check_nics_per_node(server, scale.nics_per_node);
   if (!server.scale_out)
@@ -92,11 +114,8 @@ TopologySpec replicate_server(const TopologySpec& server, const ScaleOut& scale,
   cluster.file = server.file;
   cluster.nodes = scale.nodes > 0 ? scale.nodes : 1;
   // The node count came from --nodes, not from the file: say so rather than point into the file.
-  if (static_cast<long long>(cluster.nodes) * static_cast<long long>(server.devices.size()) > max_cluster_devices)
-    throw UsageError("--nodes " + std::to_string(cluster.nodes) + ": " + server.name + " has " +
-                     std::to_string(server.devices.size()) + " devices, and a cluster may have at most " +
-                     std::to_string(max_cluster_devices) + " (" +
-                     std::to_string(max_cluster_devices / static_cast<long long>(server.devices.size())) + " servers)");
+  if (std::string why = cluster_too_big(cluster.nodes, server); !why.empty())
+    throw UsageError("--nodes " + std::to_string(cluster.nodes) + ": " + why);
   cluster.name = server.name + "-x" + std::to_string(cluster.nodes);
   cluster.description = std::to_string(cluster.nodes) + " x " + server.name + " on its default " +
                         server.scale_out->kind + " fabric";
@@ -140,13 +159,7 @@ TopologySpec expand_cluster(const ClusterSpec& cluster, const TopologySpec& node
   out.sources = cluster.sources;
   out.nodes = cluster.nodes;
 
-  long long devices = static_cast<long long>(cluster.nodes) * static_cast<long long>(node.devices.size());
-  if (devices > max_cluster_devices)
-    fail(cluster.where.at("nodes"), std::to_string(cluster.nodes) + " servers of " + std::to_string(node.devices.size()) +
-                                        " devices (" + node.name + ") make " + std::to_string(devices) +
-                                        " devices; a cluster may have at most " + std::to_string(max_cluster_devices) +
-                                        " (" + std::to_string(max_cluster_devices / static_cast<long long>(std::max<std::size_t>(node.devices.size(), 1))) +
-                                        " of these servers)");
+  if (std::string why = cluster_too_big(cluster.nodes, node); !why.empty()) fail(cluster.where.at("nodes"), why);
 
   // Which NICs each server keeps, and what they become.
   std::vector<std::string> nics;
@@ -159,13 +172,6 @@ TopologySpec expand_cluster(const ClusterSpec& cluster, const TopologySpec& node
   if (cluster.nics_per_node > 0) dropped.insert(nics.begin() + cluster.nics_per_node, nics.end());
   if (cluster.nics_per_node > 0) nics.resize(static_cast<std::size_t>(cluster.nics_per_node));
   std::string nic_model = cluster.nic.empty() ? "" : resolve_nic_model(cluster.nic, catalog);
-  long long node_gpus = std::count_if(node.devices.begin(), node.devices.end(),
-                                      [](const DeviceSpec& d) { return d.type == DeviceType::gpu; });
-  if (cluster.nodes * node_gpus > kMaxClusterGpus)
-    throw UsageError(cluster.name + ": " + std::to_string(cluster.nodes) + " servers x " + std::to_string(node_gpus) +
-                     " GPUs = " + std::to_string(cluster.nodes * node_gpus) + " GPUs, more than the " +
-                     std::to_string(kMaxClusterGpus) +
-                     " topsim simulates in one topology: give fewer servers (--nodes, or \"nodes\" in the cluster file)");
 
   for (int k = 0; k < cluster.nodes; ++k) {
     for (const auto& d : node.devices) {
