@@ -41,7 +41,11 @@ std::string Context::scenario_path(const std::string& path_or_name) const {
 }
 
 Topology Context::topology(const std::string& path_or_name, const ScaleOut& scale, const std::string& gpu_model) const {
-  Catalog models = catalog();
+  return topology(path_or_name, scale, gpu_model, catalog());
+}
+
+Topology Context::topology(const std::string& path_or_name, const ScaleOut& scale, const std::string& gpu_model,
+                           const Catalog& models) const {
   if (is_flat_name(path_or_name)) {
     if (scale.any()) throw UsageError("a flat topology is one switch; --nodes, --nic and --nics-per-node do not apply");
     if (!gpu_model.empty()) throw UsageError("a flat topology names its GPU model itself (flat:N:GPU)");

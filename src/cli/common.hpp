@@ -25,6 +25,9 @@ struct Context {
   /// or overrides a cluster's node count and NICs.
   /// `gpu_model`, when given, replaces every GPU's model (a what-if).
   Topology topology(const std::string& path_or_name, const ScaleOut& scale = {}, const std::string& gpu_model = "") const;
+  /// The same with the models given (calibration tries many values of one constant).
+  Topology topology(const std::string& path_or_name, const ScaleOut& scale, const std::string& gpu_model,
+                    const Catalog& models) const;
   std::string topology_path(const std::string& path_or_name) const;
   /// A path to a scenario, or the name of a bundled one ("resnet50-dgx-a100").
   std::string scenario_path(const std::string& path_or_name) const;
@@ -57,5 +60,6 @@ void add_sweep_command(CLI::App& app, Context& context);
 void add_regress_command(CLI::App& app, Context& context);
 void add_report_command(CLI::App& app, Context& context);
 void add_import_command(CLI::App& app, Context& context);
+void add_calibrate_command(CLI::App& app, Context& context);
 
 }  // namespace topsim

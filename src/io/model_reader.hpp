@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "io/json_reader.hpp"
+#include "io/provenance_io.hpp"
 #include "model/catalog.hpp"
 #include "util/text.hpp"
 
@@ -58,7 +59,8 @@ class SourcedParameters {
     SourceRef where = reader.at("sources");
     expect_object(value, where);
     Sources sources;
-    for (const auto& item : value.items()) sources[item.key()] = read_string(item.value(), where.at(item.key()));
+    for (const auto& item : value.items())
+      sources[item.key()] = provenance_text(read_provenance(item.value(), where.at(item.key())));
     // A named copy of the key: C++17 lambdas cannot capture a structured binding (clang rejects it).
     for (const auto& source : sources) {
       const std::string& key = source.first;

@@ -11,9 +11,9 @@ namespace topsim {
 
 struct ValidationRow {
   std::string id;
-  std::string kind;                ///< "p2p" (p2pBandwidthLatencyTest), "coll" (nccl-tests) or "training"
+  std::string kind;                ///< "p2p" (p2pBandwidthLatencyTest), "coll" (nccl-tests), "training" or "kernel"
   std::string topology;            ///< bundled name or path
-  std::string metric;              ///< p2p: uni_GBps, bi_GBps, latency_us; coll: busbw_GBps, time_us
+  std::string metric;              ///< p2p: uni_GBps, bi_GBps, latency_us; coll: busbw_GBps, time_us; kernel: time_us
   double size_B = 0;
   bool peer_access = true;
   // p2p
@@ -32,28 +32,39 @@ struct ValidationRow {
   std::string scenario;            ///< scenarios/ path or bundled name
   std::string variant;             ///< "" = the scenario's first
   int count = 0;                   ///< the scenario's GPU or server count of the point
+  // kernel: one GEMM timed alone on one GPU
+  std::string gpu;                 ///< GPU model name
+  double gemm_m = 0, gemm_n = 0, gemm_k = 0;
+  bool sparse = false;             ///< 2:4 structured sparse weights
 
   double measured_low = 0;         ///< a single figure has low == high
   double measured_high = 0;
-  std::string role;                ///< "calibration" (a parameter was fitted on it) or "check"
-  std::optional<double> tolerance; ///< relative; rows without one are reported, not gated
-  std::string source;
+  /// "calibration" (pins one fitted constant), "check" (nothing was solved on it), "repeat" (the
+  /// same published figure as another row: shown, never counted), "informational" (not an
+  /// independent measurement) or "pending" (names hardware topsim cannot express yet).
+  std::string role;
+  std::string pins;                ///< calibration: the id of the fitted constant it pins
+  std::string repeats;             ///< repeat: the id of the row it repeats
+  std::string missing;             ///< pending: what topsim lacks to predict it
+  std::string note;
+  /// Relative uncertainty of the published figure: how far a calibration row may sit from a
+  /// least-squares solution before the rows that pin one constant count as inconsistent.
+  std::optional<double> tolerance;
+  std::string source;              ///< id of a source declared in the file's "sources"
+  std::string citation;            ///< that source's full citation
   SourceRef where;
 
   double measured() const { return (measured_low + measured_high) / 2; }
 };
 
-/// An accuracy target over every row of one metric: geometric mean and worst of |error|.
-struct ValidationTarget {
-  std::string metric;
-  std::optional<double> geomean;
-  std::optional<double> worst;
-  SourceRef where;
-};
+/// What a row measures, for the accuracy summary: "busbw>=64MiB" (one server), "time<64MiB"
+/// (one server, any metric below 64 MiB), "multinode" (collectives across servers), "p2p",
+/// "training" (throughput and speedup), "kernel". `servers`: how many servers the row's GPUs
+/// span (known once its topology is built; pending rows pass 1).
+std::string quantity_of(const ValidationRow& row, int servers);
 
 struct ValidationFile {
   std::vector<ValidationRow> rows;
-  std::vector<ValidationTarget> targets;
 };
 
 }  // namespace topsim

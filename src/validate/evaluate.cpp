@@ -2,6 +2,7 @@
 #include <memory>
 
 #include "collectives/communicator.hpp"
+#include "compute/kernel.hpp"
 #include "engine/simulator.hpp"
 #include "p2p/p2p.hpp"
 #include "util/error.hpp"
@@ -33,6 +34,64 @@ CollRequest request_of(const ValidationRow& row) {
   return request;
 }
 
+// The models a topology's devices and links name, as constant things.
+void add_things(const Topology& t, std::set<std::string>& things) {
+  for (std::size_t v = 0; v < t.device_count(); ++v) {
+    const Device& d = t.device(v);
+    if (std::holds_alternative<GpuModel>(d.model)) {
+      things.insert("gpus:" + d.model_name);
+      things.insert("nccl:" + d.gpu().architecture);
+    } else if (std::holds_alternative<SwitchModel>(d.model)) {
+      things.insert("switches:" + d.model_name);
+    } else if (std::holds_alternative<CpuModel>(d.model)) {
+      things.insert("cpus:" + d.model_name);
+    } else {
+      things.insert("nics:" + d.model_name);
+    }
+  }
+  for (const Link& link : t.links()) things.insert("links:" + link.model_name);
+}
+
+int servers_of(const Topology& t, const std::vector<int>& gpus) {
+  std::set<int> nodes;
+  for (int g : gpus) nodes.insert(t.node_of(g));
+  return static_cast<int>(nodes.size());
+}
+
+double kernel_time_us(const ValidationRow& row, const Catalog& catalog, std::set<std::string>& things) {
+  const GpuModel& gpu = catalog.gpu(row.gpu, row.where.at("gpu"));
+  const ComputeModel& model = catalog.compute(gpu.architecture, row.where.at("gpu"));
+  things.insert("gpus:" + gpu.name);
+  things.insert("compute:" + gpu.architecture);
+  Kernel kernel;
+  kernel.m = row.gemm_m;
+  kernel.n = row.gemm_n;
+  kernel.k = row.gemm_k;
+  kernel.dtype = row.dtype;
+  kernel.sparse = row.sparse;
+  std::string why = kernel_unavailable(gpu, kernel);
+  if (!why.empty()) throw InputError(row.where.file, row.where.pointer, why);
+  return kernel_cost(gpu, model, kernel).time_s * 1e6;
+}
+
+// The models a training row's scenario point uses beyond its topology's.
+void add_training_things(const ScenarioSpec& spec, const ValidationRow& row, const EvaluationInputs& inputs,
+                         std::set<std::string>& things) {
+  std::string topology = spec.topology;
+  std::string gpu;
+  for (const Variant& v : spec.variants)
+    if (row.variant.empty() ? &v == &spec.variants.front() : v.name == row.variant) {
+      if (!v.topology.empty()) topology = v.topology;
+      gpu = v.gpu;
+    }
+  Topology t = inputs.topology(topology, ScaleOut{}, gpu);
+  add_things(t, things);
+  for (int g = 0; g < t.gpu_count(); ++g) things.insert("compute:" + t.gpu_model(g).architecture);
+  things.insert("frameworks:" + spec.training.framework);
+  things.insert("frameworks:" + spec.training.optimizer);
+  things.insert("networks:" + spec.training.network);
+}
+
 }  // namespace
 
 std::vector<ValidationResult> evaluate(const std::vector<ValidationRow>& rows, const EvaluationInputs& inputs) {
@@ -40,8 +99,9 @@ std::vector<ValidationResult> evaluate(const std::vector<ValidationRow>& rows, c
   // Topologies by name and scale-out request.
   auto topology_key = [](const ValidationRow& row) { return row.topology + "|" + row.scale.text(); };
   std::map<std::string, std::unique_ptr<Topology>> topologies;
+  auto simulated = [](const ValidationRow& row) { return row.role != "pending" && (row.kind == "p2p" || row.kind == "coll"); };
   for (const auto& row : rows)
-    if (row.kind != "training" && !topologies.count(topology_key(row))) try {
+    if (simulated(row) && !topologies.count(topology_key(row))) try {
         topologies[topology_key(row)] = std::make_unique<Topology>(load(row.topology, row.scale));
       } catch (const UsageError& e) {  // the row asks what its topology cannot do
         throw InputError(row.where.file, row.where.pointer, e.what());
@@ -56,7 +116,7 @@ std::vector<ValidationResult> evaluate(const std::vector<ValidationRow>& rows, c
   std::map<CommKey, std::vector<CollRequest>> requests;
   std::map<CommKey, std::size_t> coll_platforms;
   for (const auto& row : rows) {
-    if (row.kind == "training") continue;
+    if (!simulated(row)) continue;
     const Topology& t = *topologies[topology_key(row)];
     if (row.kind == "p2p") {
       check_gpu(row, t, row.src, "src");
@@ -86,7 +146,7 @@ std::vector<ValidationResult> evaluate(const std::vector<ValidationRow>& rows, c
     return std::unique_ptr<Runner>(new PlatformRunner(simulator, simulator.add_platform(t, routes, needs)));
   };
   for (const auto& row : rows) {
-    if (row.kind != "training" || scenario_runners.count(row.scenario)) continue;
+    if (row.kind != "training" || row.role == "pending" || scenario_runners.count(row.scenario)) continue;
     if (!inputs.scenario || !inputs.catalog) throw std::logic_error("evaluate: training rows need a scenario loader and a catalog");
     scenario_runners[row.scenario] =
         std::make_unique<ScenarioRunner>(inputs.scenario(row.scenario), *inputs.catalog, topology_factory, platform_factory);
@@ -97,6 +157,20 @@ std::vector<ValidationResult> evaluate(const std::vector<ValidationRow>& rows, c
   for (const auto& row : rows) {
     ValidationResult result;
     result.row = row;
+    result.quantity = quantity_of(row, 1);
+    if (row.role == "pending") {
+      results.push_back(result);
+      continue;
+    }
+    result.evaluated = true;
+    if (row.kind == "kernel") {
+      if (inputs.catalog == nullptr) throw std::logic_error("evaluate: kernel rows need a catalog");
+      result.predicted = kernel_time_us(row, *inputs.catalog, result.things);
+      result.detail = row.sparse ? "2:4" : "dense";
+      result.error = (result.predicted - row.measured()) / row.measured();
+      results.push_back(result);
+      continue;
+    }
     if (row.kind == "training") {
       auto& points = scenario_points[row.scenario];
       if (points.empty()) points = scenario_runners.at(row.scenario)->run();
@@ -109,12 +183,15 @@ std::vector<ValidationResult> evaluate(const std::vector<ValidationRow>& rows, c
                          "scenario " + row.scenario + " has no point at count " + std::to_string(row.count) +
                              (row.variant.empty() ? "" : " of variant '" + row.variant + "'"));
       result.predicted = row.metric == "throughput" ? found->throughput : found->speedup;
+      add_training_things(inputs.scenario(row.scenario), row, inputs, result.things);
+      if (found->nodes > 1) result.quantity = quantity_of(row, found->nodes);
       result.detail = found->replay.algorithms.empty() ? "-" : found->replay.algorithms;
       result.error = (result.predicted - row.measured()) / row.measured();
       results.push_back(result);
       continue;
     }
     const Topology& t = *topologies[topology_key(row)];
+    add_things(t, result.things);
     if (row.kind == "p2p") {
       PlatformRunner runner(simulator, copy_platforms[{row.topology, row.peer_access}]);
       P2pOptions options;
@@ -131,6 +208,7 @@ std::vector<ValidationResult> evaluate(const std::vector<ValidationRow>& rows, c
       CommKey key{topology_key(row), row.gpus, row.peer_access, row.gpu_direct};
       PlatformRunner runner(simulator, coll_platforms[key]);
       CollResult r = communicators[key]->run(request_of(row), runner);
+      result.quantity = quantity_of(row, servers_of(t, row.gpus));
       result.predicted = row.metric == "busbw_GBps" ? r.busbw_Bps / 1e9 : r.time_s * 1e6;
       result.detail = std::string(to_string(r.algo)) + "/" + to_string(r.proto);
     }

@@ -1,7 +1,10 @@
 #include "validate/validation.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
+
+#include "util/error.hpp"
 
 namespace topsim {
 
@@ -10,54 +13,65 @@ namespace {
 constexpr double kErrorFloor = 1e-4;
 }  // namespace
 
-bool TargetResult::pass() const {
-  return rows > 0 && (!target.geomean || geomean_abs_error <= *target.geomean) &&
-         (!target.worst || worst_abs_error <= *target.worst);
+const std::vector<std::string>& quantity_order() {
+  static const std::vector<std::string> order = {"busbw>=64MiB", "time<64MiB", "multinode", "p2p", "training", "kernel"};
+  return order;
 }
 
-std::vector<TargetResult> check_targets(const std::vector<ValidationTarget>& targets,
-                                        const std::vector<ValidationResult>& results) {
-  std::vector<TargetResult> out;
-  for (const ValidationTarget& target : targets) {
-    TargetResult t;
-    t.target = target;
-    double log_sum = 0;
-    for (const auto& r : results) {
-      if (r.row.metric != target.metric || !r.row.tolerance) continue;  // informational rows are not gated
-      ++t.rows;
-      log_sum += std::log(std::max(std::abs(r.error), kErrorFloor));
-      t.worst_abs_error = std::max(t.worst_abs_error, std::abs(r.error));
-    }
-    if (t.rows > 0) t.geomean_abs_error = std::exp(log_sum / t.rows);
-    out.push_back(t);
-  }
-  return out;
-}
-
-std::vector<RoleSummary> summarize(const std::vector<ValidationResult>& results) {
-  std::map<std::string, RoleSummary> by_role;
+std::vector<AccuracySummary> summarize(const std::vector<ValidationResult>& results, const std::string& role, bool cross) {
+  std::map<std::string, AccuracySummary> by_quantity;
   std::map<std::string, double> log_sum;
-  for (const auto& result : results) {
-    for (const std::string& role : {result.row.role, std::string("all")}) {
-      RoleSummary& s = by_role[role];
-      s.role = role;
+  for (const auto& r : results) {
+    if (!r.evaluated || r.row.role != role) continue;
+    if (cross && !r.error_cross) continue;
+    double e = std::abs(cross ? *r.error_cross : r.error);
+    for (const std::string& q : {r.quantity, std::string("all")}) {
+      AccuracySummary& s = by_quantity[q];
+      s.quantity = q;
       ++s.rows;
-      double e = std::abs(result.error);
-      log_sum[role] += std::log(std::max(e, kErrorFloor));
+      log_sum[q] += std::log(std::max(e, kErrorFloor));
       if (e > s.worst_abs_error || s.worst_id.empty()) {
         s.worst_abs_error = e;
-        s.worst_id = result.row.id;
+        s.worst_id = r.row.id;
       }
     }
   }
-  std::vector<RoleSummary> out;
-  for (const char* role : {"calibration", "check", "all"}) {
-    auto it = by_role.find(role);
-    if (it == by_role.end()) continue;
-    it->second.geomean_abs_error = std::exp(log_sum[role] / it->second.rows);
+  std::vector<AccuracySummary> out;
+  std::vector<std::string> order = quantity_order();
+  order.push_back("all");
+  for (const std::string& q : order) {
+    auto it = by_quantity.find(q);
+    if (it == by_quantity.end()) continue;
+    it->second.geomean_abs_error = std::exp(log_sum[q] / it->second.rows);
     out.push_back(it->second);
   }
   return out;
+}
+
+void check_rows(const std::vector<ValidationRow>& rows) {
+  std::map<std::string, const ValidationRow*> by_id;
+  std::map<std::string, const ValidationRow*> source_citation;
+  for (const ValidationRow& row : rows) {
+    auto [it, inserted] = by_id.emplace(row.id, &row);
+    if (!inserted)
+      throw InputError(row.where.file, row.where.pointer + "/id",
+                       "row id '" + row.id + "' is also used at " + it->second->where.file + ":" + it->second->where.pointer);
+    auto [cited, first] = source_citation.emplace(row.source, &row);
+    if (!first && cited->second->citation != row.citation)
+      throw InputError(row.where.file, row.where.pointer + "/source",
+                       "source '" + row.source + "' is cited differently in " + cited->second->where.file +
+                           "; one source id, one citation");
+  }
+  for (const ValidationRow& row : rows) {
+    if (row.role != "repeat") continue;
+    auto it = by_id.find(row.repeats);
+    if (it == by_id.end() || it->second == &row)
+      throw InputError(row.where.file, row.where.pointer + "/repeats",
+                       "'" + row.repeats + "' is no other row's id; a repeat names the row whose published figure it repeats");
+    if (it->second->role == "repeat" || it->second->role == "pending")
+      throw InputError(row.where.file, row.where.pointer + "/repeats",
+                       "row '" + row.repeats + "' is itself a " + it->second->role + " row; repeat the row that is counted");
+  }
 }
 
 }  // namespace topsim

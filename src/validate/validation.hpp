@@ -2,6 +2,8 @@
 // Published measurements beside topsim's predictions: the accuracy table.
 #include <cmath>
 #include <functional>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -13,34 +15,34 @@ namespace topsim {
 
 struct ValidationResult {
   ValidationRow row;
-  double predicted = 0;
-  double error = 0;  ///< (predicted - measured midpoint) / measured midpoint
-  std::string detail;  ///< what the prediction ran (a collective's algorithm/protocol)
-  bool pass() const { return !row.tolerance || std::abs(error) <= *row.tolerance; }
+  bool evaluated = false;  ///< false for pending rows: shown with what is missing, never simulated
+  std::string quantity;    ///< quantity_of() the row
+  double predicted = 0;    ///< with the committed models
+  double error = 0;        ///< (predicted - measured midpoint) / measured midpoint
+  /// Cross-validated: predicted with the constants re-solved without the row's own source.
+  std::optional<double> predicted_cross;
+  std::optional<double> error_cross;
+  std::string detail;      ///< what the prediction ran (a collective's algorithm/protocol)
+  /// The models the prediction used, as constant "things" ("gpus:a100", "nccl:ampere",
+  /// "links:nvlink3"): a constant of one of them is a constant the prediction used.
+  std::set<std::string> things;
 };
 
-struct RoleSummary {
-  std::string role;
+/// Geometric mean and worst of |error| over rows of one quantity.
+struct AccuracySummary {
+  std::string quantity;  ///< a quantity_of() name, or "all"
   int rows = 0;
-  double geomean_abs_error = 0;  ///< geometric mean of |error| (floored at 0.01% so exact rows count)
+  double geomean_abs_error = 0;  ///< |error| floored at 0.01% so that an exact row does not zero it
   double worst_abs_error = 0;
   std::string worst_id;
 };
 
-std::vector<RoleSummary> summarize(const std::vector<ValidationResult>& results);
+/// Over the rows of `role` that were simulated, per quantity (in a fixed order) and for all of
+/// them; `cross` takes error_cross (rows without one are left out).
+std::vector<AccuracySummary> summarize(const std::vector<ValidationResult>& results, const std::string& role, bool cross);
 
-/// A target evaluated over the rows of its metric.
-struct TargetResult {
-  ValidationTarget target;
-  int rows = 0;
-  double geomean_abs_error = 0;
-  double worst_abs_error = 0;
-  bool pass() const;
-};
-
-/// Each target over the gated rows (those with a tolerance) of its metric.
-std::vector<TargetResult> check_targets(const std::vector<ValidationTarget>& targets,
-                                        const std::vector<ValidationResult>& results);
+/// Quantities in the order summaries print them.
+const std::vector<std::string>& quantity_order();
 
 class Topology;
 
@@ -50,11 +52,15 @@ struct EvaluationInputs {
   std::function<Topology(const std::string&, const ScaleOut&, const std::string&)> topology;
   /// A training scenario by path or bundled name (training rows only).
   std::function<ScenarioSpec(const std::string&)> scenario;
-  const Catalog* catalog = nullptr;  ///< networks, frameworks, compute models (training rows only)
+  const Catalog* catalog = nullptr;  ///< compute models (kernel rows), networks, frameworks (training rows)
 };
 
-/// Predicts every row with the engine; all platforms are built up front in one Simulator
-/// (SimGrid seals the platform at the first run).
+/// Predicts every row but pending ones with the engine; all platforms are built up front in one
+/// Simulator (SimGrid seals the platform at the first run), so call it once per process.
 std::vector<ValidationResult> evaluate(const std::vector<ValidationRow>& rows, const EvaluationInputs& inputs);
+
+/// Cross-references between rows: unique ids, `repeats` naming another row, the same source id
+/// cited the same way in every file. InputError at the offending row otherwise.
+void check_rows(const std::vector<ValidationRow>& rows);
 
 }  // namespace topsim

@@ -1,0 +1,84 @@
+// topsim calibrate: every fitted constant of models/ solved from the calibration rows of
+// scenarios/validation/, written back with its provenance; --check only compares.
+#include <memory>
+
+#include "cli/common.hpp"
+#include "cli/validation_common.hpp"
+#include "util/error.hpp"
+#include "util/text.hpp"
+
+namespace topsim {
+
+namespace {
+
+Table constants_table(const CalibrationReport& report, const ModelSet& models) {
+  Table table({{"constant"}, {"method"}, {"old", 6}, {"new", 6}, {"unit"}, {"residual_pct", 3}, {"solved_from"}});
+  for (const SolvedConstant& s : report.constants) {
+    const ModelConstant* c = models.find(s.id);
+    table.add_row({s.id, s.method, s.old_value, s.value, c->unit.empty() ? std::string("-") : c->unit,
+                   s.method == "carried" || s.method == "prior" ? std::numeric_limits<double>::quiet_NaN() : 100 * s.residual,
+                   s.rows.empty() ? (s.method == "carried" ? c->provenance.carried_from : std::string("-")) : join(s.rows, " ")});
+  }
+  return table;
+}
+
+// What differs between the committed provenance and the solver's, for --check.
+std::string differences(const CalibrationReport& report, const ModelSet& committed) {
+  std::string out;
+  for (const SolvedConstant& s : report.constants) {
+    const ModelConstant& c = *committed.find(s.id);
+    std::string line;
+    if (c.value != s.value)
+      line += " value " + shortest(c.value) + c.unit + " -> " + shortest(s.value) + c.unit;
+    if (s.method != "carried") {
+      const Provenance& p = c.provenance;
+      if (p.solved_from != s.rows) line += " solved_from [" + join(p.solved_from, ", ") + "] -> [" + join(s.rows, ", ") + "]";
+      if (p.method != s.method) line += " method '" + p.method + "' -> '" + s.method + "'";
+      if (!p.residual || *p.residual != s.residual)
+        line += " residual " + (p.residual ? shortest(*p.residual) : std::string("none")) + " -> " + shortest(s.residual);
+    }
+    if (!line.empty()) out += "  " + s.id + ":" + line + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+void add_calibrate_command(CLI::App& app, Context& context) {
+  CLI::App* calibrate_cmd =
+      app.add_subcommand("calibrate", "Solve every fitted constant of models/ from the calibration rows and write it back");
+  struct Args {
+    bool check = false;
+    std::string format;
+    std::vector<std::string> files;
+  };
+  auto args = std::make_shared<Args>();
+  calibrate_cmd->add_flag("--check", args->check,
+                          "Write nothing; exit 1 listing every constant whose committed value or provenance differs");
+  add_format_option(*calibrate_cmd, args->format);
+  calibrate_cmd->add_option("files", args->files, "Validation files (default: every scenarios/validation/*.json)");
+  calibrate_cmd->callback([args, &context]() {
+    std::vector<ValidationRow> rows = load_validation_rows(context, args->files);
+    ModelSet committed = ModelSet::load(context.models());
+    ModelSet models = committed;
+    CalibrationReport report = calibrate(models, rows, child_predictor(context));
+    Format format = parse_format(args->format);
+    context.out = constants_table(report, models).render(format);
+    auto changed = models.changed_files();
+    if (format == Format::table)
+      context.out += "\n" + std::to_string(report.constants.size()) + " constants, " + std::to_string(report.sweeps) +
+                     " sweeps, " + std::to_string(report.predictions) + " predictions; " +
+                     (changed.empty() ? std::string("models/ already equal the solution")
+                                      : std::to_string(changed.size()) + (args->check ? " files differ" : " files written")) +
+                     "\n";
+    if (args->check) {
+      if (!changed.empty())
+        throw ExitStatus(1, "committed models differ from what calibrate solves (run topsim calibrate):\n" +
+                                differences(report, committed));
+      return;
+    }
+    for (const auto& [path, text] : changed) write_file_whole(path, text, "calibrate");
+  });
+}
+
+}  // namespace topsim
