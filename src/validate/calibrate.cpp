@@ -213,7 +213,7 @@ CalibrationReport calibrate(ModelSet& models, const std::vector<ValidationRow>& 
     for (const ModelConstant* c : carried) models.set_value(c->id, models.find(c->provenance.carried_from)->value);
   };
   for (Problem& p : problems)
-    if (p.rows.empty()) models.set_value(p.constant->id, Solver::rounded(*p.constant, *p.constant->provenance.prior));
+    if (p.rows.empty()) models.set_value(p.constant->id, *p.constant->provenance.prior);
   std::map<std::string, std::vector<double>> residuals;
   std::vector<std::string> moved;  // constants the last sweep changed
   for (;;) {
@@ -228,7 +228,17 @@ CalibrationReport calibrate(ModelSet& models, const std::vector<ValidationRow>& 
     for (Problem& p : problems) {
       if (p.rows.empty()) continue;
       double before = models.find(p.constant->id)->value;
-      residuals[p.constant->id] = solver.solve(p);
+      try {
+        residuals[p.constant->id] = solver.solve(p);
+      } catch (const InputError&) {
+        if (left_out.empty()) throw;
+        // Without the left-out source the remaining rows may no longer depend on the constant
+        // (other constants fell back to priors): it cannot be identified, so it takes its prior too.
+        p.rows.clear();
+        models.set_value(p.constant->id, *p.constant->provenance.prior);
+        moved.push_back(p.constant->id + " (unidentifiable without " + left_out + ")");
+        continue;
+      }
       double after = models.find(p.constant->id)->value;
       // Back to a value an earlier sweep settled on: the optimum lies between two written values
       // and the sweeps would flip between them; the last written digit is as far as it resolves.
@@ -247,7 +257,7 @@ CalibrationReport calibrate(ModelSet& models, const std::vector<ValidationRow>& 
     for (const ValidationRow& row : p.rows) s.rows.push_back(row.id);
     s.method = p.rows.empty() ? "prior" : p.rows.size() == 1 ? "exact" : "least_squares";
     if (!p.rows.empty()) {
-      check_fit(p, residuals[s.id], s.value);
+      if (left_out.empty()) check_fit(p, residuals[s.id], s.value);
       s.residual = std::round(rms(residuals[s.id]) * 1e6) / 1e6;
     }
     if (left_out.empty()) models.set_solution(s.id, s.rows, s.method, s.residual);
