@@ -80,6 +80,8 @@ void read_role(ObjectReader& r, ValidationRow& row) {
     std::string* value;
     const char* meaning;
   };
+  if (row.role == "calibration" && !r.has("pins"))
+    fail(r.where(), "a calibration row pins a constant: add \"pins\" with the id of the fitted constant it pins");
   for (const RoleKey& k : {RoleKey{"pins", "calibration", &row.pins, "the id of the fitted constant it pins"},
                            RoleKey{"repeats", "repeat", &row.repeats, "the id of the row whose figure it repeats"},
                            RoleKey{"missing", "pending", &row.missing, "what topsim lacks to predict it"}}) {
@@ -90,8 +92,6 @@ void read_role(ObjectReader& r, ValidationRow& row) {
       fail(r.at(k.key), std::string("\"") + k.key + "\" belongs to " + k.role + " rows only; this row's role is " + row.role);
     }
   }
-  if (row.role == "calibration" && !r.has("pins"))
-    fail(r.where(), "a calibration row pins a constant: add \"pins\" with the id of the fitted constant it pins");
 }
 
 ValidationRow read_row(const Json& value, const SourceRef& where, const std::map<std::string, std::string>& sources) {
