@@ -78,11 +78,11 @@ TEST_CASE("collectives: ring search on the DGX-1 cube meshes") {
   CHECK(comm.rings().channels() == 12);
   check_rings(comm);
   // P100: four disjoint rings at 17.28 GB/s would need 138 GB/s of each GPU's SM traffic; the
-  // Pascal limit of 124.5 GB/s in + out leaves four rings at 124.5 / 8 = 15.56 GB/s.
+  // Pascal limit of 124.7 GB/s in + out leaves four rings at 124.7 / 8 = 15.59 GB/s.
   Topology p100 = bundled("dgx1-p100");
   Communicator all(p100, first(8));
   CHECK(all.rings().rings() == 4);
-  CHECK(all.rings().speed_Bps == Approx(124.5e9 / 8));
+  CHECK(all.rings().speed_Bps == Approx(124.7e9 / 8));
   // GPUs 0-4: GPU4's only NVLink neighbour in the set is GPU0, so no NVLink ring closes; the
   // rings cross to it through host memory, as NCCL's SHM transport would.
   Communicator subset(p100, first(5));
@@ -101,11 +101,11 @@ TEST_CASE("collectives: ring search on NVSwitch systems gives NCCL's channel cou
   CHECK(a100.rings().rings() == 12);
   CHECK(a100.rings().orders.size() == 1);
   CHECK(a100.rings().channels() == 24);
-  // H100: 18 links, but at most 16 rings (32 channels): 16 rings at 18 x 25 x 0.8252 / 16.
+  // H100: 18 links, but at most 16 rings (32 channels): 16 rings at 18 x 25 x 0.8251 / 16.
   Topology h100_topology = bundled("dgx-h100");
   Communicator h100(h100_topology, first(8));
   CHECK(h100.rings().rings() == 16);
-  CHECK(h100.rings().speed_Bps == Approx(18 * 25e9 * 0.8252 / 16));
+  CHECK(h100.rings().speed_Bps == Approx(18 * 25e9 * 0.8251 / 16));
 }
 
 TEST_CASE("collectives: a two-GPU allreduce derived by hand") {

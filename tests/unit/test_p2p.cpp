@@ -37,7 +37,7 @@ TEST_CASE("p2p: a measurement is one copy, then two opposite copies") {
   const Schedule& uni = runner.seen[0];
   REQUIRE(uni.ops.size() == 2);
   CHECK(uni.ops[0].kind == Op::Kind::delay);
-  CHECK(uni.ops[0].delay_s == Approx(1.615e-6));  // V100 write latency
+  CHECK(uni.ops[0].delay_s == Approx(1.604e-6));  // V100 write latency
   CHECK(uni.ops[1].kind == Op::Kind::transfer);
   CHECK(uni.ops[1].src_gpu == 0);
   CHECK(uni.ops[1].dst_gpu == 3);
@@ -46,10 +46,10 @@ TEST_CASE("p2p: a measurement is one copy, then two opposite copies") {
   REQUIRE(bi.ops.size() == 4);
   CHECK(bi.ops[3].src_gpu == 3);
   CHECK(bi.ops[3].dst_gpu == 0);
-  // The fake's copy takes 1 s after the 1.615 us delay.
-  CHECK(point.time_s == Approx(1 + 1.615e-6));
-  CHECK(point.uni_Bps == Approx(1000 / (1 + 1.615e-6)));
-  CHECK(point.bi_Bps == Approx(2000 / (1 + 1.615e-6)));
+  // The fake's copy takes 1 s after the 1.604 us delay.
+  CHECK(point.time_s == Approx(1 + 1.604e-6));
+  CHECK(point.uni_Bps == Approx(1000 / (1 + 1.604e-6)));
+  CHECK(point.bi_Bps == Approx(2000 / (1 + 1.604e-6)));
   CHECK(point.route == RouteKind::nvlink);
 }
 
@@ -59,7 +59,7 @@ TEST_CASE("p2p: the software cost follows the method and the route") {
   P2pOptions memcpy;
   memcpy.method = CopyMethod::memcpy;
   CHECK(P2pBench(t, runner, memcpy).overhead_s(0, 1) == Approx(8.925e-6));
-  CHECK(P2pBench(t, runner, P2pOptions{}).overhead_s(0, 1) == Approx(1.615e-6));
+  CHECK(P2pBench(t, runner, P2pOptions{}).overhead_s(0, 1) == Approx(1.604e-6));
   // Staged copies pay two cudaMemcpy latencies whatever the method: device to host, host to device.
   CHECK(P2pBench(t, runner, P2pOptions{}).overhead_s(0, 5) == Approx(2 * 8.925e-6));
   P2pOptions off;
@@ -74,9 +74,9 @@ TEST_CASE("p2p: predicted bandwidth of a V100 pair with two NVLinks, derived by 
   PlatformRunner runner(sim, sim.add_platform(t, route_options(options)));
   P2pBench bench(t, runner, options);
   P2pPoint p = bench.measure(0, 1, 160e6);
-  // 2 links x 25 GB/s x 0.9701 = 48.505 GB/s; the V100 copy-engine limit (271.72 GB/s) is far.
-  // time = 1.615 us write latency + 0.2 us NVLink + 160e6 / 48.505e9 = 3.30040 ms.
-  double time = 1.615e-6 + 0.2e-6 + 160e6 / 48.505e9;
+  // 2 links x 25 GB/s x 0.9701 = 48.505 GB/s; the V100 copy-engine limit (271.7 GB/s) is far.
+  // time = 1.604 us write latency + 0.2 us NVLink + 160e6 / 48.505e9 = 3.30037 ms.
+  double time = 1.604e-6 + 0.2e-6 + 160e6 / 48.505e9;
   CHECK(p.time_s == Approx(time).epsilon(1e-6));
   CHECK(p.uni_Bps == Approx(160e6 / time).epsilon(1e-6));
   // The other direction has its own lanes: bidirectional is twice the unidirectional figure.
@@ -90,11 +90,11 @@ TEST_CASE("p2p: the copy-engine limit caps bidirectional copies over NVSwitch") 
   PlatformRunner runner(sim, sim.add_platform(t, route_options(options)));
   P2pBench bench(t, runner, options);
   P2pPoint p = bench.measure(0, 1, 160e6);
-  // Unidirectional: 12 x 25 GB/s x 0.9137 = 274.11 GB/s; cost 2.765 us + 0.65 us of path.
-  double uni_time = 3.415e-6 + 160e6 / 274.11e9;
+  // Unidirectional: 12 x 25 GB/s x 0.9136 = 274.08 GB/s; cost 2.765 us + 0.65 us of path.
+  double uni_time = 3.415e-6 + 160e6 / 274.08e9;
   CHECK(p.uni_Bps == Approx(160e6 / uni_time).epsilon(1e-4));
-  // Bidirectional: each GPU's copy engines carry both copies, 425.06 GB/s shared: 212.53 each.
-  double bi_time = 3.415e-6 + 160e6 / 212.53e9;
+  // Bidirectional: each GPU's copy engines carry both copies, 425.1 GB/s shared: 212.55 each.
+  double bi_time = 3.415e-6 + 160e6 / 212.55e9;
   CHECK(p.bi_Bps == Approx(2 * 160e6 / bi_time).epsilon(1e-4));
 }
 

@@ -38,9 +38,9 @@ TEST_CASE("routing: DGX-1 pairs without NVLink are staged through host memory ac
                       "gpu5 [gpu5 staging] [gpu5 copy engines]");
   // Latency: 4 PCIe hops x 0.1 us + 2 switches x 0.15 + memory 0.1 + QPI 0.1 + CPU 0.1 = 1.0 us.
   CHECK(path_latency_s(t, r.path) == Approx(1.0e-6));
-  // Narrowest alone: a PCIe Gen3 x16 hop, 15.754 GB/s x 0.6308 = 9.94 GB/s (the V100 staging
-  // pipeline, 14.407 GB/s, binds only when both directions share it).
-  CHECK(path_bandwidth_Bps(t, r.path, TransferMode::copy_engine) == Approx(15.754e9 * 0.6308));
+  // Narrowest alone: a PCIe Gen3 x16 hop, 15.754 GB/s x 0.6415 = 10.11 GB/s (the V100 staging
+  // pipeline, 14.41 GB/s, binds only when both directions share it).
+  CHECK(path_bandwidth_Bps(t, r.path, TransferMode::copy_engine) == Approx(15.754e9 * 0.6415));
   // NCCL's shared-memory transport takes the same way without the cudaMemcpy staging pipeline.
   CHECK(text(t, find_route(t, 0, 5, RouteOptions{})).rfind("gpu0 -pcie3-x16-> pcie0 [pcie0]", 0) == 0);
 }
@@ -55,8 +55,8 @@ TEST_CASE("routing: DGX-2 stripes over six switch planes and crosses boards on t
                       "[nvswitch6..11] nvswitch6..11 -nvlink2x6-> gpu8");
   // The planes bundled: 6 links x 25 GB/s x 0.9701 into the switches, 48 trunk links between boards.
   CHECK(path_bandwidth_Bps(t, r.path, TransferMode::raw) == Approx(6 * 25e9 * 0.9701));
-  // Latency: 3 NVLink hops x 0.2 us + 2 switch traversals x 0.25 us.
-  CHECK(path_latency_s(t, r.path) == Approx(1.1e-6));
+  // Latency: 3 NVLink hops x 0.2 us + 2 switch traversals x 0.2403 us = 1.0806 us.
+  CHECK(path_latency_s(t, r.path) == Approx(1.0806e-6));
   Route same_board = find_route(t, 0, 1, RouteOptions{});
   CHECK(text(t, same_board) == "gpu0 -nvlink2x6-> nvswitch0..5 [nvswitch0..5] nvswitch0..5 -nvlink2x6-> gpu1");
 }
