@@ -209,7 +209,7 @@ std::string read_text_file(const std::string& path) {
   return text;
 }
 
-Catalog load_catalog(const std::string& models_dir) {
+std::vector<std::string> model_files(const std::string& models_dir) {
   std::error_code ec;
   if (!std::filesystem::is_directory(models_dir, ec))
     throw InputError(models_dir, "", "models directory not found (set it with --models DIR)");
@@ -218,8 +218,12 @@ Catalog load_catalog(const std::string& models_dir) {
     if (entry.is_regular_file() && entry.path().extension() == ".json") files.push_back(entry.path().string());
   std::sort(files.begin(), files.end());
   if (files.empty()) throw InputError(models_dir, "", "no *.json model files in this directory");
+  return files;
+}
+
+Catalog load_catalog(const std::string& models_dir) {
   Catalog catalog;
-  for (const auto& path : files) add_catalog_text(catalog, read_text_file(path), path);
+  for (const auto& path : model_files(models_dir)) add_catalog_text(catalog, read_text_file(path), path);
   catalog.check_references();
   return catalog;
 }

@@ -21,6 +21,9 @@ std::string read_text_file(const std::string& path);
 /// Rejects unknown keys, missing parameters, parameters without a source, bad units, and dangling
 /// references between models.
 Catalog load_catalog(const std::string& models_dir);
+/// The *.json files of a models directory in name order (the order load_catalog reads them);
+/// InputError when the directory is missing or holds none.
+std::vector<std::string> model_files(const std::string& models_dir);
 /// One models file's text (named `path` in errors) added to `catalog`; references between models
 /// are left to Catalog::check_references(), since they may point into files not yet read.
 void add_catalog_text(Catalog& catalog, const std::string& text, const std::string& path);

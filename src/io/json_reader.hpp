@@ -72,6 +72,10 @@ std::vector<int> read_rising_counts(ObjectReader& reader, const std::string& key
 /// Whether a JSON file's top-level object has `key` (what kind of input file it is).
 bool file_has_top_key(const std::string& path, const std::string& key);
 
+/// Math types a kernel may name (trace compute ops, kernel validation rows); compute's kernel model
+/// knows each one.
+const std::vector<std::string>& math_dtypes();
+
 /// Value readers usable on any JSON value (array elements, map entries).
 std::string read_string(const Json& value, const SourceRef& where);
 double read_quantity(const Json& value, const SourceRef& where, Quantity kind);

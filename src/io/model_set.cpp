@@ -123,22 +123,19 @@ ModelSet& ModelSet::operator=(const ModelSet& other) {
 ModelSet::~ModelSet() = default;
 
 ModelSet ModelSet::load(const std::string& models_dir) {
-  load_catalog(models_dir);  // every check of the loader, with its messages
-  std::vector<std::string> files;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(models_dir, ec))
-    if (entry.is_regular_file() && entry.path().extension() == ".json") files.push_back(entry.path().string());
-  std::sort(files.begin(), files.end());
   ModelSet set;
-  for (const std::string& path : files) {
+  for (const std::string& path : model_files(models_dir)) {
     Document doc;
     doc.path = path;
     doc.stem = std::filesystem::path(path).stem().string();
     doc.original = read_text_file(path);
-    doc.json = Ordered::parse(doc.original);
     set.impl_->documents.push_back(std::move(doc));
   }
-  for (std::size_t i = 0; i < set.impl_->documents.size(); ++i) set.impl_->scan(i);
+  set.catalog();  // every check of the loader, with its messages, before anything else parses the text
+  for (std::size_t i = 0; i < set.impl_->documents.size(); ++i) {
+    set.impl_->documents[i].json = Ordered::parse(set.impl_->documents[i].original);
+    set.impl_->scan(i);
+  }
   return set;
 }
 

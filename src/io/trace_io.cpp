@@ -11,6 +11,11 @@
 
 namespace topsim {
 
+const std::vector<std::string>& math_dtypes() {
+  static const std::vector<std::string> names = {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8"};
+  return names;
+}
+
 namespace {
 
 int read_rank(const Json& v, const SourceRef& at, int ranks) {
@@ -26,11 +31,6 @@ std::vector<int> read_rank_list(ObjectReader& r, const std::string& key, int ran
   for (std::size_t i = 0; i < list.size(); ++i)
     if (!seen.insert(list[i]).second) fail(r.at(key).at(i), "rank " + std::to_string(list[i]) + " is listed twice");
   return list;
-}
-
-const std::vector<std::string>& math_dtypes() {
-  static const std::vector<std::string> names = {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8"};
-  return names;
 }
 
 std::string read_math_dtype(ObjectReader& r) {

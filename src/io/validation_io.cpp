@@ -13,37 +13,19 @@ void one_of(ObjectReader& r, const std::string& key, const std::string& value, c
   if (std::find(valid.begin(), valid.end(), value) == valid.end()) fail(r.at(key), unknown_name_message(key, value, valid));
 }
 
-// Pending rows name hardware topsim lacks: their kind-specific keys are read when present (and
-// then checked as usual) but none is required, since the row is shown, never simulated.
-class RowReader {
- public:
-  RowReader(ObjectReader& r, bool pending) : r_(r), pending_(pending) {}
-  bool has(const std::string& key) const { return !pending_ || r_.has(key); }
-  std::string string(const std::string& key) { return has(key) ? r_.string(key) : std::string(); }
-  int integer(const std::string& key, int min, int max) { return has(key) ? r_.integer(key, min, max) : 0; }
-  double quantity(const std::string& key, Quantity kind) { return has(key) ? r_.quantity(key, kind) : 0; }
-  bool boolean(const std::string& key, bool otherwise) { return has(key) ? r_.boolean(key) : otherwise; }
-
- private:
-  ObjectReader& r_;
-  bool pending_;
-};
-
-void read_coll_keys(ObjectReader& r, RowReader& k, ValidationRow& row) {
-  row.op = k.string("op");
-  if (k.has("gpus")) {
-    const Json& gpus = r.required("gpus");
-    if (gpus.is_number_integer()) {
-      int n = r.integer("gpus", 1, 1 << 20);
-      for (int g = 0; g < n; ++g) row.gpus.push_back(g);
-    } else {
-      row.gpus = read_array(r, "gpus", [](const Json& v, const SourceRef& at) {
-        if (!v.is_number_integer() || v.get<long long>() < 0) fail(at, "expected a GPU ordinal, got " + describe(v));
-        return static_cast<int>(v.get<long long>());
-      });
-    }
+void read_coll_keys(ObjectReader& r, ValidationRow& row) {
+  row.op = r.string("op");
+  const Json& gpus = r.required("gpus");
+  if (gpus.is_number_integer()) {
+    int n = r.integer("gpus", 1, 1 << 20);
+    for (int g = 0; g < n; ++g) row.gpus.push_back(g);
+  } else {
+    row.gpus = read_array(r, "gpus", [](const Json& v, const SourceRef& at) {
+      if (!v.is_number_integer() || v.get<long long>() < 0) fail(at, "expected a GPU ordinal, got " + describe(v));
+      return static_cast<int>(v.get<long long>());
+    });
   }
-  row.dtype = k.string("dtype");
+  row.dtype = r.string("dtype");
   if (auto algo = r.optional_string("algo")) row.algo = *algo;
   if (auto proto = r.optional_string("proto")) row.proto = *proto;
   row.scale.nodes = r.optional_integer("nodes", 1, 1 << 20).value_or(0);
@@ -52,42 +34,40 @@ void read_coll_keys(ObjectReader& r, RowReader& k, ValidationRow& row) {
   if (r.optional("gpu_direct")) row.gpu_direct = r.boolean("gpu_direct");
 }
 
-void read_kernel_keys(ObjectReader& r, RowReader& k, ValidationRow& row) {
-  row.gpu = k.string("gpu");
-  if (k.has("gemm")) {
-    std::vector<double> shape = read_array(r, "gemm", [](const Json& v, const SourceRef& at) {
-      if (!v.is_number_integer() || v.get<long long>() < 1) fail(at, "expected a positive integer, got " + describe(v));
-      return static_cast<double>(v.get<long long>());
-    });
-    if (shape.size() != 3) fail(r.at("gemm"), "expected [M, N, K], three positive integers");
-    row.gemm_m = shape[0];
-    row.gemm_n = shape[1];
-    row.gemm_k = shape[2];
-  }
-  row.dtype = k.string("dtype");
-  if (k.has("dtype")) one_of(r, "dtype", row.dtype, {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8"});
-  std::string sparsity = k.string("sparsity");
-  if (k.has("sparsity")) one_of(r, "sparsity", sparsity, {"dense", "2:4"});
+void read_kernel_keys(ObjectReader& r, ValidationRow& row) {
+  row.gpu = r.string("gpu");
+  std::vector<double> shape = read_array(r, "gemm", [](const Json& v, const SourceRef& at) {
+    if (!v.is_number_integer() || v.get<long long>() < 1) fail(at, "expected a positive integer, got " + describe(v));
+    return static_cast<double>(v.get<long long>());
+  });
+  if (shape.size() != 3) fail(r.at("gemm"), "expected [M, N, K], three positive integers");
+  row.gemm_m = shape[0];
+  row.gemm_n = shape[1];
+  row.gemm_k = shape[2];
+  row.dtype = r.string("dtype");
+  one_of(r, "dtype", row.dtype, math_dtypes());
+  std::string sparsity = r.string("sparsity");
+  one_of(r, "sparsity", sparsity, {"dense", "2:4"});
   row.sparse = sparsity == "2:4";
 }
 
 void read_role(ObjectReader& r, ValidationRow& row) {
   row.role = r.string("role");
   one_of(r, "role", row.role, {"calibration", "check", "repeat", "informational", "pending"});
+  // Each role but check and informational has one key of its own, required there and nowhere else.
   struct RoleKey {
     const char* key;
     const char* role;
     std::string* value;
-    const char* meaning;
+    const char* what;  ///< completes "a <role> row ..."
   };
-  if (row.role == "calibration" && !r.has("pins"))
-    fail(r.where(), "a calibration row pins a constant: add \"pins\" with the id of the fitted constant it pins");
-  for (const RoleKey& k : {RoleKey{"pins", "calibration", &row.pins, "the id of the fitted constant it pins"},
-                           RoleKey{"repeats", "repeat", &row.repeats, "the id of the row whose figure it repeats"},
-                           RoleKey{"missing", "pending", &row.missing, "what topsim lacks to predict it"}}) {
+  for (const RoleKey& k :
+       {RoleKey{"pins", "calibration", &row.pins, "pins a constant: add \"pins\" with the id of the fitted constant it pins"},
+        RoleKey{"repeats", "repeat", &row.repeats, "repeats a row: add \"repeats\" with the id of the row whose figure it repeats"},
+        RoleKey{"missing", "pending", &row.missing, "names what topsim lacks: add \"missing\" saying what it lacks to predict it"}}) {
     if (row.role == k.role) {
-      *k.value = r.string(k.key);
-      if (k.value->empty()) fail(r.at(k.key), std::string("a ") + k.role + " row names " + k.meaning);
+      if (!r.has(k.key) || (*k.value = r.string(k.key)).empty())
+        fail(r.has(k.key) ? r.at(k.key) : r.where(), std::string("a ") + k.role + " row " + k.what);
     } else if (r.has(k.key)) {
       fail(r.at(k.key), std::string("\"") + k.key + "\" belongs to " + k.role + " rows only; this row's role is " + row.role);
     }
@@ -101,7 +81,6 @@ ValidationRow read_row(const Json& value, const SourceRef& where, const std::map
   row.id = r.string("id");
   read_role(r, row);
   bool pending = row.role == "pending";
-  RowReader k(r, pending);
   row.kind = r.string("kind");
   row.metric = r.string("metric");
   // A pending row may be of a kind topsim does not predict at all yet (inference, LLM layouts):
@@ -112,28 +91,28 @@ ValidationRow read_row(const Json& value, const SourceRef& where, const std::map
     if (r.has("nodes")) row.scale.nodes = r.integer("nodes", 1, 1 << 20);
     if (auto topology = r.optional("topology"); topology != nullptr && topology->is_string()) row.topology = r.string("topology");
   } else if (row.kind == "training") {
-    row.scenario = k.string("scenario");
+    row.scenario = r.string("scenario");
     row.variant = r.optional_string("variant").value_or("");
-    row.count = k.integer("count", 1, 1 << 20);
+    row.count = r.integer("count", 1, 1 << 20);
     one_of(r, "metric", row.metric, {"throughput", "speedup"});
   } else if (row.kind == "kernel") {
     one_of(r, "metric", row.metric, {"time_us"});
-    read_kernel_keys(r, k, row);
+    read_kernel_keys(r, row);
   } else {
     one_of(r, "kind", row.kind, {"p2p", "coll", "training", "kernel"});
-    row.topology = k.string("topology");
-    row.size_B = k.quantity("size", Quantity::size);
-    row.peer_access = k.boolean("peer_access", true);
+    row.topology = r.string("topology");
+    row.size_B = r.quantity("size", Quantity::size);
+    row.peer_access = r.boolean("peer_access");
     if (row.kind == "p2p") {
       one_of(r, "metric", row.metric, {"uni_GBps", "bi_GBps", "latency_us"});
-      row.src = k.integer("src", 0, 1 << 20);
-      row.dst = k.integer("dst", 0, 1 << 20);
-      if (k.has("dst") && row.src == row.dst) fail(r.at("dst"), "src and dst must differ");
-      row.method = k.string("method");
-      if (k.has("method")) one_of(r, "method", row.method, {"write", "memcpy"});
+      row.src = r.integer("src", 0, 1 << 20);
+      row.dst = r.integer("dst", 0, 1 << 20);
+      if (row.src == row.dst) fail(r.at("dst"), "src and dst must differ");
+      row.method = r.string("method");
+      one_of(r, "method", row.method, {"write", "memcpy"});
     } else {
       one_of(r, "metric", row.metric, {"busbw_GBps", "time_us"});
-      read_coll_keys(r, k, row);
+      read_coll_keys(r, row);
     }
   }
   const Json& measured = r.required("measured");

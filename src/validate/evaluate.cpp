@@ -74,22 +74,32 @@ double kernel_time_us(const ValidationRow& row, const Catalog& catalog, std::set
   return kernel_cost(gpu, model, kernel).time_s * 1e6;
 }
 
-// The models a training row's scenario point uses beyond its topology's.
-void add_training_things(const ScenarioSpec& spec, const ValidationRow& row, const EvaluationInputs& inputs,
-                         std::set<std::string>& things) {
+// The models a training scenario's point uses: its variant's topology at the point's server
+// count (so the fabric's links and NICs count), the GPUs' compute models, framework, optimizer
+// and network.
+std::set<std::string> training_things(const ScenarioSpec& spec, const ScenarioPoint& point,
+                                      const EvaluationInputs& inputs) {
   std::string topology = spec.topology;
+  ScaleOut scale;
   std::string gpu;
   for (const Variant& v : spec.variants)
-    if (row.variant.empty() ? &v == &spec.variants.front() : v.name == row.variant) {
+    if (v.name == point.variant) {
       if (!v.topology.empty()) topology = v.topology;
       gpu = v.gpu;
+      if (point.nodes > 1) {
+        scale.nodes = point.nodes;
+        scale.nic = v.nic;
+        scale.nics_per_node = v.nics_per_node;
+      }
     }
-  Topology t = inputs.topology(topology, ScaleOut{}, gpu);
+  std::set<std::string> things;
+  Topology t = inputs.topology(topology, scale, gpu);
   add_things(t, things);
   for (int g = 0; g < t.gpu_count(); ++g) things.insert("compute:" + t.gpu_model(g).architecture);
   things.insert("frameworks:" + spec.training.framework);
-  things.insert("frameworks:" + spec.training.optimizer);
+  things.insert("frameworks:" + spec.training.optimizer);  // optimizers live in frameworks.json
   things.insert("networks:" + spec.training.network);
+  return things;
 }
 
 }  // namespace
@@ -140,6 +150,7 @@ std::vector<ValidationResult> evaluate(const std::vector<ValidationRow>& rows, c
   for (auto& [key, comm] : communicators)
     coll_platforms[key] = simulator.add_platform(*topologies[std::get<0>(key)], comm->routes(), comm->needs(requests[key]));
   // Training scenarios, each laid out once for all of its rows.
+  std::map<std::string, ScenarioSpec> scenario_specs;
   std::map<std::string, std::unique_ptr<ScenarioRunner>> scenario_runners;
   TopologyFactory topology_factory = inputs.topology;
   PlatformFactory platform_factory = [&](const Topology& t, const RouteOptions& routes, const PlatformNeeds& needs) {
@@ -148,10 +159,11 @@ std::vector<ValidationResult> evaluate(const std::vector<ValidationRow>& rows, c
   for (const auto& row : rows) {
     if (row.kind != "training" || row.role == "pending" || scenario_runners.count(row.scenario)) continue;
     if (!inputs.scenario || !inputs.catalog) throw std::logic_error("evaluate: training rows need a scenario loader and a catalog");
-    scenario_runners[row.scenario] =
-        std::make_unique<ScenarioRunner>(inputs.scenario(row.scenario), *inputs.catalog, topology_factory, platform_factory);
+    const ScenarioSpec& spec = scenario_specs[row.scenario] = inputs.scenario(row.scenario);
+    scenario_runners[row.scenario] = std::make_unique<ScenarioRunner>(spec, *inputs.catalog, topology_factory, platform_factory);
   }
   std::map<std::string, std::vector<ScenarioPoint>> scenario_points;
+  std::map<const ScenarioPoint*, std::set<std::string>> point_things;  // topologies built once per point
 
   std::vector<ValidationResult> results;
   for (const auto& row : rows) {
@@ -183,7 +195,10 @@ std::vector<ValidationResult> evaluate(const std::vector<ValidationRow>& rows, c
                          "scenario " + row.scenario + " has no point at count " + std::to_string(row.count) +
                              (row.variant.empty() ? "" : " of variant '" + row.variant + "'"));
       result.predicted = row.metric == "throughput" ? found->throughput : found->speedup;
-      add_training_things(inputs.scenario(row.scenario), row, inputs, result.things);
+      auto things = point_things.find(found);
+      if (things == point_things.end())
+        things = point_things.emplace(found, training_things(scenario_specs.at(row.scenario), *found, inputs)).first;
+      result.things = things->second;
       if (found->nodes > 1) result.quantity = quantity_of(row, found->nodes);
       result.detail = found->replay.algorithms.empty() ? "-" : found->replay.algorithms;
       result.error = (result.predicted - row.measured()) / row.measured();
