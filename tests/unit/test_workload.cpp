@@ -153,11 +153,11 @@ TEST_CASE("workload: trace reader errors name the file, the pointer and what is 
 
 TEST_CASE("workload: replay of compute, streams and a send on flat:4:a100, derived by hand") {
   // flat:4:a100: each GPU has its 12 NVLink 3.0 links into one switch (models/links.json
-  // nvlink3: 25 GB/s, efficiency 0.9136, 0.2 us; flat-nvlink3 switch 0.25 us). A lone send
-  // GPU0 -> GPU1 crosses two links and the switch: 0.2 + 0.25 + 0.2 = 0.65 us of latency, then
+  // nvlink3: 25 GB/s, efficiency 0.9136, 0.2 us; flat-nvlink3 switch 0.2 us). A lone send
+  // GPU0 -> GPU1 crosses two links and the switch: 0.2 + 0.2 + 0.2 = 0.6 us of latency, then
   // 1e9 B at 12 x 25e9 x 0.9136 = 274.08e9 B/s (the A100's 425.1 GB/s bidirectional copy
-  // limit does not bind one direction): T = 0.65e-6 + 1e9 / 274.08e9 = 3.649220e-3 s.
-  const double send_s = 0.65e-6 + 1e9 / 274.08e9;
+  // limit does not bind one direction): T = 0.6e-6 + 1e9 / 274.08e9 = 3.649170e-3 s.
+  const double send_s = 0.6e-6 + 1e9 / 274.08e9;
   // fwd.b is modelled: 2799 MB streamed at 1555 GB/s x 0.9 (ampere memory_efficiency) = 2 ms.
   TraceSpec trace = trace_of(4, R"(
     {"name": "fwd.a", "kind": "compute", "ranks": [0], "time": "1ms"},
