@@ -81,6 +81,25 @@ std::string assumed_used(const std::vector<ValidationResult>& results, const Mod
   return out.empty() ? "  (none)\n" : out;
 }
 
+// Every constant that is not a cited fact, with what pins it or where its assumption comes from.
+Table constants_table(const ModelSet& models) {
+  Table table({{"constant"}, {"provenance"}, {"value"}, {"pinned by, or source"}});
+  for (const ModelConstant& c : models.constants()) {
+    const Provenance& p = c.provenance;
+    std::string value = c.has_value ? shortest(c.value) + c.unit : std::string("-");
+    std::string why;
+    if (p.kind == Provenance::Kind::fitted)
+      why = join(p.solved_from, ", ") + " (" + p.method + ", residual " + fixed(100 * p.residual.value_or(0), 2) +
+            "%); prior " + shortest(*p.prior) + c.unit + ": " + p.prior_source;
+    else if (p.kind == Provenance::Kind::carried)
+      why = "from " + p.carried_from + ", backed by " + join(p.backed_by, ", ") + ": " + p.text;
+    else
+      why = p.text;
+    table.add_row({c.id, std::string(to_string(p.kind)), value, why});
+  }
+  return table;
+}
+
 std::string summary_text(const ValidationRun& run, const ModelSet& models, bool cross) {
   std::map<std::string, int> roles;
   for (const auto& r : run.results) ++roles[r.row.role];
@@ -125,7 +144,8 @@ void add_validate_command(CLI::App& app, Context& context) {
     bool cross = args->cross || !args->leave_out.empty();
     ValidationRun run = run_validation(context, rows, models, args->cross, args->leave_out);
     if (args->format == "markdown") {
-      context.out = results_table(run.results, cross, true).to_markdown() + "\n" + summary_text(run, models, cross);
+      context.out = results_table(run.results, cross, true).to_markdown() + "\n" + summary_text(run, models, cross) +
+                    "\nConstants that are not cited facts (models/*.json):\n\n" + constants_table(models).to_markdown();
       return;
     }
     Format format = parse_format(args->format);
