@@ -146,12 +146,6 @@ const ModelConstant* ModelSet::find(const std::string& id) const {
   return it == impl_->by_id.end() ? nullptr : &impl_->constants[it->second];
 }
 
-std::vector<std::string> ModelSet::ids() const {
-  std::vector<std::string> out;
-  for (const ModelConstant& c : impl_->constants) out.push_back(c.id);
-  return out;
-}
-
 void ModelSet::set_value(const std::string& id, double value) {
   ModelConstant& c = impl_->constants.at(impl_->by_id.at(id));
   Document& doc = impl_->documents[impl_->document_of.at(id)];

@@ -25,8 +25,6 @@ class ModelSet {
   const std::vector<ModelConstant>& constants() const;
   /// nullptr when no constant has this id.
   const ModelConstant* find(const std::string& id) const;
-  /// Ids of every constant, for "did you mean" messages.
-  std::vector<std::string> ids() const;
 
   /// Sets a value (in its written unit), rounded to `kSignificantDigits` as it will be written.
   void set_value(const std::string& id, double value);

@@ -160,11 +160,16 @@ void check_declarations(const ModelSet& models, const std::vector<ValidationRow>
   std::map<std::string, const ValidationRow*> by_id;
   for (const ValidationRow& row : rows) by_id[row.id] = &row;
   std::map<std::string, int> pinned;
+  std::vector<std::string> fitted;
+  for (const ModelConstant& c : models.constants())
+    if (c.provenance.kind == Provenance::Kind::fitted) fitted.push_back(c.id);
   for (const ValidationRow& row : rows) {
     if (row.role != "calibration") continue;
     const ModelConstant* c = models.find(row.pins);
     if (c == nullptr)
-      throw InputError(row.where.file, row.where.pointer + "/pins", unknown_name_message("constant", row.pins, models.ids()));
+      throw InputError(row.where.file, row.where.pointer + "/pins",
+                       unknown_name_message("fitted constant", row.pins, fitted) +
+                           " (a cited fact is not solved from rows; mark a parameter {\"fitted\": ...} in models/ to pin it)");
     if (c->provenance.kind != Provenance::Kind::fitted)
       throw InputError(row.where.file, row.where.pointer + "/pins",
                        row.pins + " has no fitted provenance (it is " + to_string(c->provenance.kind) + " at " +

@@ -233,7 +233,7 @@ TEST_CASE("calibrate: declarations and fits that cannot hold are input errors") 
   rows = {calibration_row("a1", "links:a.efficiency", 18.4, 0.05), calibration_row("b1", "links:b.efficiency", 16, 0.05),
           calibration_row("c1", "links:c.efficiency", 18, 0.05)};
   CHECK(input_error([&] { check_declarations(models, rows); })
-            .find("rows.json:/rows/c1/pins: unknown constant 'links:c.efficiency'") != std::string::npos);
+            .find("rows.json:/rows/c1/pins: unknown fitted constant 'links:c.efficiency'") != std::string::npos);
   // A fitted constant that no row pins.
   rows.resize(1);
   CHECK(input_error([&] { check_declarations(models, rows); }) ==
