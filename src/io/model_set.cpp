@@ -152,8 +152,10 @@ void ModelSet::set_value(const std::string& id, double value) {
   std::string text = significant_text(value, kSignificantDigits);
   c.value = std::stod(text);
   Ordered& slot = doc.json.at(Ordered::json_pointer(c.value_at.pointer));
-  if (c.unit.empty()) slot = c.value;
-  else slot = text + c.unit;
+  // An integer parameter (a tile size) stays an integer while its value is whole.
+  if (!c.unit.empty()) slot = text + c.unit;
+  else if (slot.is_number_integer() && c.value == std::floor(c.value)) slot = static_cast<long long>(c.value);
+  else slot = c.value;
   doc.changed = true;
 }
 

@@ -264,3 +264,25 @@ TEST_CASE("models: significant digits as written") {
   CHECK(significant_text(9.99996, 4) == "10");
   CHECK(significant_text(0.00012345, 4) == "0.0001235");
 }
+
+TEST_CASE("models: the bundled files are written back byte for byte, values changed in place") {
+  ModelSet models = ModelSet::load(data_path("models"));
+  const ModelConstant* c = models.find("nccl:ampere.protocols.ll.efficiency");
+  REQUIRE(c != nullptr);
+  CHECK(c->provenance.kind == Provenance::Kind::fitted);
+  CHECK(c->value_at.pointer == "/nccl_models/ampere/protocols/ll/efficiency");
+  // Setting every constant to its own value leaves every file as committed.
+  for (const ModelConstant& k : models.constants())
+    if (k.has_value) models.set_value(k.id, k.value);
+  CHECK(models.changed_files().empty());
+  // A quantity keeps its unit; only that value's text changes.
+  std::string before = read_text_file(data_path("models/nccl.json"));
+  models.set_value("nccl:pascal.protocols.simple.ring_base", 16.25);
+  auto files = models.changed_files();
+  REQUIRE(files.size() == 1);
+  std::string expected = before;
+  std::size_t at = expected.find("\"ring_base\": \"15.5us\"");
+  REQUIRE(at != std::string::npos);
+  expected.replace(at, 21, "\"ring_base\": \"16.25us\"");
+  CHECK(files[0].second == expected);
+}
