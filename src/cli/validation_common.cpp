@@ -54,7 +54,6 @@ ValidationRun run_validation(const Context& context, const std::vector<Validatio
                              bool cross, const std::string& only_source) {
   Predict predict = child_predictor(context);
   ValidationRun run;
-  check_declarations(models, rows);
   std::set<std::string> sources;
   for (const ValidationRow& row : rows) sources.insert(row.source);
   if (!only_source.empty() && !sources.count(only_source))
