@@ -56,7 +56,7 @@ int run(const std::string& which, int gpus) {
   Topology topology = Topology::build(spec, catalog);
   std::vector<int> ranks(topology.gpu_count());
   for (int i = 0; i < topology.gpu_count(); ++i) ranks[i] = i;
-  Communicator comm(topology, ranks);
+  Communicator comm(topology, ranks, catalog.nccl_version(""));
   std::vector<CollRequest> requests;
   if (which == "sweep8") {
     for (CollOp op : all_ops())

@@ -76,12 +76,26 @@ std::string nccl_time(double us) {
 
 std::string candidates_text(const CollResult& r) {
   std::vector<std::string> parts;
+  const Candidate* nccl_best = nullptr;
+  for (const Candidate& c : r.candidates)
+    if (c.nccl.time_s >= 0 && (nccl_best == nullptr || c.nccl.time_s < nccl_best->nccl.time_s)) nccl_best = &c;
   for (const Candidate& c : r.candidates) {
     bool chosen = c.algo == r.algo && c.proto == r.proto;
-    parts.push_back(std::string(to_string(c.algo)) + "/" + to_string(c.proto) + " " + fixed(c.time_s / kUs, 2) + " us" +
-                    (chosen ? " (chosen)" : "") + " [latency " + fixed(c.latency_s / kUs, 2) + " us]");
+    std::string text = std::string(to_string(c.algo)) + "/" + to_string(c.proto) + ": ";
+    if (c.nccl.time_s >= 0) text += "NCCL " + fixed(c.nccl.time_s / kUs, 2) + " us";
+    else if (c.nccl.excluded.empty()) text += "not tuned";
+    if (!c.nccl.excluded.empty()) text += std::string(c.nccl.time_s >= 0 ? ", " : "") + "left out: " + c.nccl.excluded;
+    if (c.time_s >= 0)
+      text += ", simulated " + fixed(c.time_s / kUs, 2) + " us on " + std::to_string(c.channels) + " channels [latency " +
+              fixed(c.latency_s / kUs, 2) + " us]";
+    if (chosen) text += " (chosen)";
+    parts.push_back(text);
   }
-  return join(parts, ", ");
+  std::string out = "NCCL " + r.nccl_version + ": " + join(parts, "; ");
+  if (nccl_best != nullptr && !nccl_best->nccl.excluded.empty())
+    out += "; NCCL would take " + std::string(to_string(nccl_best->algo)) + "/" + to_string(nccl_best->proto) +
+           ", which topsim cannot run here: the next best runs instead";
+  return out;
 }
 
 std::string table_text(const std::vector<CollResult>& results, const Topology& t, const Communicator& comm,
@@ -190,7 +204,8 @@ void add_coll_command(CLI::App& app, Context& context) {
         r.size_B = size;
         requests.push_back(r);
       }
-    Communicator comm(t, gpus_of(*args, t), routes_of(args->request));
+    for (CollRequest& r : requests) r.simulate_all = args->explain;
+    Communicator comm(t, gpus_of(*args, t), context.catalog().nccl_version(args->request.nccl), routes_of(args->request));
     PlatformNeeds needs = comm.needs(requests);
     Simulator simulator;
     if (args->usage.any()) {

@@ -54,6 +54,7 @@ void add_scale_command(CLI::App& app, Context& context) {
     request.size_B = size_option(args->size, "-b");
     std::vector<int> counts = counts_option(args->nodes, "--nodes");
 
+    NcclVersion version = context.catalog().nccl_version(args->request.nccl);
     Simulator simulator;
     std::vector<Point> points;
     for (int nodes : counts) {
@@ -65,7 +66,7 @@ void add_scale_command(CLI::App& app, Context& context) {
       p.topology = std::make_unique<Topology>(context.topology(args->topology, scale_out));
       std::vector<int> gpus(static_cast<std::size_t>(p.topology->gpu_count()));
       for (int g = 0; g < p.topology->gpu_count(); ++g) gpus[static_cast<std::size_t>(g)] = g;
-      p.comm = std::make_unique<Communicator>(*p.topology, gpus, routes_of(args->request));
+      p.comm = std::make_unique<Communicator>(*p.topology, gpus, version, routes_of(args->request));
       p.platform = simulator.add_platform(*p.topology, p.comm->routes(), p.comm->needs({request}));
       points.push_back(std::move(p));
     }

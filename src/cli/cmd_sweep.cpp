@@ -89,6 +89,7 @@ void progress(std::size_t done, std::size_t total) {
 ResultFile sweep_collectives(const std::string& path, const std::string& source, const Context& context, int index,
                              int shards) {
   SweepSpec sweep = load_sweep(path);
+  Catalog catalog = context.catalog();
   const bool by_nodes = sweep.gpus.empty();
   const std::vector<int>& counts = by_nodes ? sweep.nodes : sweep.gpus;
   std::vector<CollPoint> points;
@@ -141,7 +142,7 @@ ResultFile sweep_collectives(const std::string& path, const std::string& source,
         RouteOptions routes;
         routes.peer_access = p.override->peer_access;
         routes.gpu_direct = p.override->gpu_direct;
-        g.comm = std::make_unique<Communicator>(*g.topology, ranks, routes);
+        g.comm = std::make_unique<Communicator>(*g.topology, ranks, catalog.nccl_version(sweep.nccl), routes);
       } catch (const UsageError& e) {
         g.topology.reset();
         g.skipped = e.what();

@@ -1,6 +1,9 @@
 #include "cli/coll_common.hpp"
 
+#include <algorithm>
 #include <map>
+
+#include "util/error.hpp"
 
 #include "util/text.hpp"
 
@@ -15,6 +18,103 @@ void add_request_options(CLI::App& command, RequestArgs& args) {
   command.add_flag("--no-p2p", args.no_p2p, "Peer access disabled: NCCL goes through host memory (NCCL_P2P_DISABLE=1)");
   command.add_flag("--no-gdr", args.no_gdr,
                    "No GPUDirect RDMA: NIC traffic bounces through host memory (NCCL_NET_GDR_LEVEL=LOC)");
+  add_nccl_options(command, args);
+}
+
+void add_nccl_options(CLI::App& command, RequestArgs& args) {
+  command.add_option("--nccl", args.nccl, "NCCL release whose tuner chooses (2.18.5, 2.26; default: newest modelled; "
+                                          "topsim nccl versions)");
+  command.add_option("--env", args.env,
+                     "NCCL environment: NCCL_ALGO=ring,tree,NCCL_PROTO=simple,NCCL_MAX_NCHANNELS=8,NCCL_P2P_DISABLE=1,"
+                     "NCCL_NVLS_ENABLE=0,...")
+      ->delimiter(',');
+}
+
+namespace {
+
+const std::vector<std::string>& env_keys() {
+  static const std::vector<std::string> keys = {"NCCL_ALGO",          "NCCL_PROTO",         "NCCL_MIN_NCHANNELS",
+                                                "NCCL_MAX_NCHANNELS", "NCCL_P2P_DISABLE",   "NCCL_NVLS_ENABLE",
+                                                "NCCL_COLLNET_ENABLE", "NCCL_NET_GDR_LEVEL"};
+  return keys;
+}
+
+// NCCL's list syntax: names separated by commas, all excluded when the list starts with '^'.
+template <typename Enum>
+std::vector<Enum> env_list(const std::string& key, const std::vector<std::string>& values, const std::vector<Enum>& all,
+                           Enum (*parse)(const std::string&)) {
+  bool exclude = !values.empty() && !values.front().empty() && values.front()[0] == '^';
+  std::vector<Enum> named;
+  for (std::string v : values) {
+    if (!v.empty() && v[0] == '^') v = v.substr(1);
+    if (v == "CollnetDirect" || v == "CollnetChain" || v == "collnetdirect" || v == "collnetchain") v = "collnet";
+    try {
+      named.push_back(parse(v));
+    } catch (const UsageError& e) {
+      throw UsageError("--env " + key + ": " + e.what());
+    }
+  }
+  if (!exclude) return named;
+  std::vector<Enum> kept;
+  for (Enum e : all)
+    if (std::find(named.begin(), named.end(), e) == named.end()) kept.push_back(e);
+  return kept;
+}
+
+bool env_flag(const std::string& key, const std::string& value) {
+  if (value == "1") return true;
+  if (value == "0") return false;
+  throw UsageError("--env " + key + "=" + value + ": expected 0 or 1");
+}
+
+int env_count(const std::string& key, const std::string& value) {
+  try {
+    std::size_t used = 0;
+    int n = std::stoi(value, &used);
+    if (used == value.size() && n >= 1 && n <= 64) return n;
+  } catch (const std::exception&) {
+  }
+  throw UsageError("--env " + key + "=" + value + ": expected a channel count 1-64");
+}
+
+}  // namespace
+
+NcclEnv parse_nccl_env(const std::vector<std::string>& items) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> pairs;
+  for (const std::string& item : items) {
+    auto eq = item.find('=');
+    if (eq == std::string::npos) {
+      if (pairs.empty()) throw UsageError("--env " + item + ": expected NCCL_KEY=VALUE");
+      pairs.back().second.push_back(item);
+      continue;
+    }
+    std::string key = item.substr(0, eq);
+    if (std::find(env_keys().begin(), env_keys().end(), key) == env_keys().end())
+      throw UsageError("--env " + key + ": topsim does not model it; modelled: " + join(env_keys(), ", "));
+    pairs.push_back({key, {item.substr(eq + 1)}});
+  }
+  NcclEnv env;
+  for (const auto& [key, values] : pairs) {
+    const std::string& v = values.front();
+    if (key != "NCCL_ALGO" && key != "NCCL_PROTO" && values.size() > 1)
+      throw UsageError("--env " + key + ": one value expected, got " + join(values, ","));
+    if (key == "NCCL_ALGO") env.limits.algos = env_list(key, values, all_algos(), &parse_algo);
+    else if (key == "NCCL_PROTO") env.limits.protos = env_list(key, values, all_protos(), &parse_proto);
+    else if (key == "NCCL_MIN_NCHANNELS") env.limits.min_channels = env_count(key, v);
+    else if (key == "NCCL_MAX_NCHANNELS") env.limits.max_channels = env_count(key, v);
+    else if (key == "NCCL_P2P_DISABLE") env.peer_access = !env_flag(key, v);
+    else if (key == "NCCL_NVLS_ENABLE") env.limits.nvls = env_flag(key, v);
+    else if (key == "NCCL_COLLNET_ENABLE") env.limits.collnet = env_flag(key, v);
+    else if (key == "NCCL_NET_GDR_LEVEL") {
+      static const std::vector<std::string> levels = {"LOC", "PIX", "PXB", "PHB", "SYS", "0", "1", "2", "3", "4", "5"};
+      if (std::find(levels.begin(), levels.end(), v) == levels.end())
+        throw UsageError("--env NCCL_NET_GDR_LEVEL=" + v + ": expected " + join(levels, ", "));
+      env.gpu_direct = !(v == "LOC" || v == "0");
+    }
+  }
+  if (env.limits.min_channels > 0 && env.limits.max_channels > 0 && env.limits.min_channels > env.limits.max_channels)
+    throw UsageError("--env NCCL_MIN_NCHANNELS is above NCCL_MAX_NCHANNELS");
+  return env;
 }
 
 CollRequest request_of(const RequestArgs& args, CollOp op) {
@@ -24,13 +124,15 @@ CollRequest request_of(const RequestArgs& args, CollOp op) {
   if (!args.algo.empty()) request.algo = parse_algo(args.algo);
   if (!args.proto.empty()) request.proto = parse_proto(args.proto);
   if (args.channels > 0) request.channels = args.channels;
+  request.limits = parse_nccl_env(args.env).limits;
   return request;
 }
 
 RouteOptions routes_of(const RequestArgs& args) {
+  NcclEnv env = parse_nccl_env(args.env);
   RouteOptions routes;
-  routes.peer_access = !args.no_p2p;
-  routes.gpu_direct = !args.no_gdr;
+  routes.peer_access = !args.no_p2p && env.peer_access.value_or(true);
+  routes.gpu_direct = !args.no_gdr && env.gpu_direct.value_or(true);
   return routes;
 }
 

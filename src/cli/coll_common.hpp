@@ -2,7 +2,9 @@
 // What the coll and scale commands share: the options that shape a request (datatype,
 // algorithm, protocol, channels, P2P, GPUDirect), and how a communicator is described.
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "collectives/communicator.hpp"
 
@@ -14,13 +16,28 @@ struct RequestArgs {
   int channels = 0;
   bool no_p2p = false;
   bool no_gdr = false;
+  std::string nccl;               ///< --nccl: release ("2.18.5") or modelled line; "" for the default
+  std::vector<std::string> env;   ///< --env NCCL_KEY=VALUE,...
 };
 
-/// Adds -d, --algo, --proto, --channels, --no-p2p and --no-gdr to a subcommand.
+/// Adds -d, --algo, --proto, --channels, --no-p2p, --no-gdr, --nccl and --env to a subcommand.
 void add_request_options(CLI::App& command, RequestArgs& args);
+/// Adds --nccl and --env alone (workload commands).
+void add_nccl_options(CLI::App& command, RequestArgs& args);
 /// The request those options describe, for `op` (size left 0); UsageError on bad names.
 CollRequest request_of(const RequestArgs& args, CollOp op);
 RouteOptions routes_of(const RequestArgs& args);
+
+/// NCCL's environment as topsim models it: NCCL_ALGO, NCCL_PROTO, NCCL_MIN_NCHANNELS,
+/// NCCL_MAX_NCHANNELS, NCCL_P2P_DISABLE, NCCL_NVLS_ENABLE, NCCL_COLLNET_ENABLE,
+/// NCCL_NET_GDR_LEVEL. `items` are KEY=VALUE, or bare values continuing the previous key's
+/// list (--env NCCL_ALGO=ring,tree). UsageError naming the modelled keys for any other key.
+struct NcclEnv {
+  TunerLimits limits;
+  std::optional<bool> peer_access;
+  std::optional<bool> gpu_direct;
+};
+NcclEnv parse_nccl_env(const std::vector<std::string>& items);
 
 /// One line about a communicator: its GPUs and servers, and the rings or NIC rails it runs.
 std::string communicator_text(const Communicator& comm);

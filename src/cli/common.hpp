@@ -61,5 +61,6 @@ void add_regress_command(CLI::App& app, Context& context);
 void add_report_command(CLI::App& app, Context& context);
 void add_import_command(CLI::App& app, Context& context);
 void add_calibrate_command(CLI::App& app, Context& context);
+void add_nccl_command(CLI::App& app, Context& context);
 
 }  // namespace topsim

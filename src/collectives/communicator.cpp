@@ -34,7 +34,7 @@ RouteOptions nccl_routes(RouteOptions options) {
 // Which algorithms NCCL offers for an operation.
 std::vector<Algo> algorithms_for(CollOp op) {
   switch (op) {
-    case CollOp::allreduce: return {Algo::ring, Algo::tree, Algo::nvls, Algo::collnet};
+    case CollOp::allreduce: return {Algo::ring, Algo::tree, Algo::nvls, Algo::collnet, Algo::nvls_tree};
     case CollOp::allgather:
     case CollOp::reducescatter:
     case CollOp::broadcast:
@@ -47,8 +47,9 @@ std::vector<Algo> algorithms_for(CollOp op) {
 
 }  // namespace
 
-Communicator::Communicator(const Topology& topology, std::vector<int> gpus, RouteOptions routes)
-    : fabric_(topology, checked(topology, std::move(gpus)), nccl_routes(routes)) {
+Communicator::Communicator(const Topology& topology, std::vector<int> gpus, const NcclVersion& version,
+                           RouteOptions routes)
+    : fabric_(topology, checked(topology, std::move(gpus)), nccl_routes(routes)), version_(version) {
   // Servers joined only by a network run NCCL's hierarchical algorithms over NIC rails; GPUs
   // of one server, or of servers in one NVLink domain, run the single-domain ones.
   if (fabric_.nodes().size() > 1) {
@@ -58,6 +59,7 @@ Communicator::Communicator(const Topology& topology, std::vector<int> gpus, Rout
   }
   if (network_) find_rails();
   else rings_ = search_rings(fabric_);
+  find_tuner_topology();
 }
 
 const NcclModel& Communicator::nccl() const {
@@ -94,6 +96,11 @@ std::string Communicator::unavailable(CollOp op, Algo algo) const {
         for (Vertex v : hop.devices) switched |= t.device(v).type == DeviceType::nvswitch;
       if (!switched) return "NVLS needs every GPU behind the same NVSwitches";
     }
+  }
+  if (algo == Algo::nvls_tree) {
+    if (!network_) return "NVLS-Tree spans servers joined by a network";
+    if (!nccl().nvls_efficiency) return "NVLS-Tree needs Hopper-class NVSwitches; NCCL offers none on " + nccl().name;
+    if (tuner_.nvls_Bps <= 0) return "NVLS-Tree needs the GPUs of each server behind the same NVSwitches";
   }
   if (algo == Algo::collnet) {
     if (!network_) return "CollNet reduces in the network switches; these GPUs do not span a network";
@@ -154,10 +161,14 @@ PlatformNeeds Communicator::needs(const std::vector<CollRequest>& requests) {
   const NcclModel& model = nccl();
   for (const CollRequest& request : requests) {
     CollSize size = nccl_tests_size(request.op, request.size_B, request.dtype, ranks());
-    for (Algo algo : algorithms_for(request.op)) {
-      if (!unavailable(request.op, algo).empty() || (algo == Algo::collnet && !request.algo)) continue;
-      for (const NcclProtocol& proto : model.protocols)
-        network_ ? plan_network(request, size, algo, proto) : plan(request, size, algo, proto);
+    Choice choice = choose(request, size);
+    for (std::size_t i = 0; i < choice.candidates.size(); ++i) {
+      const Candidate& c = choice.candidates[i];
+      if (static_cast<int>(i) != choice.chosen && !(request.simulate_all && c.nccl.excluded.empty())) continue;
+      CollRequest r = request;
+      if (c.algo != Algo::direct) r.channels = c.channels;
+      const NcclProtocol& proto = *model.protocol(to_string(c.proto));
+      network_ ? plan_network(r, size, c.algo, proto) : plan(r, size, c.algo, proto);
     }
     bool chain = request.op == CollOp::broadcast || request.op == CollOp::reduce;
     if (request.model == CollModel::steps && network_)
@@ -212,71 +223,46 @@ CollResult Communicator::run(const CollRequest& request, Runner& runner) {
   result.dtype = request.dtype;
   result.size = nccl_tests_size(request.op, request.size_B, request.dtype, ranks());
   result.root = is_rooted(request.op) ? request.root : -1;
+  result.nccl_version = version_.name;
   if (is_rooted(request.op) && (request.root < 0 || request.root >= ranks()))
     throw UsageError("root " + std::to_string(request.root) + " is not a rank of this communicator (0-" +
                      std::to_string(ranks() - 1) + ")");
-
-  std::vector<Algo> algos = algorithms_for(request.op);
-  if (request.algo) {
-    std::string why = unavailable(request.op, *request.algo);
-    if (!why.empty()) throw UsageError("--algo " + std::string(to_string(*request.algo)) + ": " + why);
-    algos = {*request.algo};
-  }
-  std::vector<const NcclProtocol*> protos;
-  for (const NcclProtocol& p : model.protocols)
-    if (!request.proto || p.name == to_string(*request.proto)) protos.push_back(&p);
-  if (protos.empty()) {
-    std::vector<std::string> names;
-    for (const auto& p : model.protocols) names.push_back(p.name);
-    throw UsageError("--proto " + std::string(to_string(*request.proto)) + ": NCCL on " + model.name + " runs " +
-                     join(names, ", "));
-  }
-
-  double best = std::numeric_limits<double>::infinity();
-  for (Algo algo : algos) {
-    if (!unavailable(request.op, algo).empty()) continue;
-    if (algo == Algo::collnet && !request.algo) continue;  // NCCL runs CollNet only when enabled
-    for (const NcclProtocol* proto : protos) {
-      if ((algo == Algo::nvls || algo == Algo::collnet) && proto->name != "simple") {
-        if (request.proto && request.algo)
-          throw UsageError("--algo " + std::string(to_string(algo)) + " runs the simple protocol only");
-        continue;
-      }
-      Plan p = network_ ? plan_network(request, result.size, algo, *proto) : plan(request, result.size, algo, *proto);
-      Schedule schedule;
-      bool steps = algo == Algo::ring && ranks() > 1 && !network_ &&
-                   (request.model == CollModel::steps || short_chain(request, result.size, *proto));
-      if (steps) {
-        schedule = step_schedule(request, result.size, *proto, p.latency_s);
-      } else {
-        std::size_t start = schedule.delay(fabric_.gpu(0), p.latency_s);
-        for (const Flow& f : p.flows) {
-          double wire = std::round(f.payload_B / proto->efficiency);
-          if (f.composite) schedule.composite(f.index, wire, {start});
-          else schedule.transfer(f.src, f.dst, wire, {start}, false);
-        }
-      }
-      auto timings = runner.run(schedule);
-      double time = 0;
-      for (const OpTiming& t : timings) time = std::max(time, t.finish_s);
-      Candidate c;
-      c.algo = algo;
-      c.proto = parse_proto(proto->name);
-      c.latency_s = p.latency_s;
-      c.time_s = time;
-      result.candidates.push_back(c);
-      if (time < best * (1 - 1e-12)) {
-        best = time;
-        result.algo = algo;
-        result.proto = c.proto;
-        result.channels = p.channels;
-        result.time_s = time;
-        if (steps) result.bound = result.bound_class = "per-step model";
-        else bound_of(p, timings, *proto, time, result);
+  Choice choice = choose(request, result.size);
+  for (std::size_t i = 0; i < choice.candidates.size(); ++i) {
+    Candidate& c = choice.candidates[i];
+    bool chosen = static_cast<int>(i) == choice.chosen;
+    if (!chosen && !(request.simulate_all && c.nccl.excluded.empty())) continue;
+    const NcclProtocol& proto = *model.protocol(to_string(c.proto));
+    CollRequest r = request;
+    if (c.algo != Algo::direct) r.channels = c.channels;
+    Plan p = network_ ? plan_network(r, result.size, c.algo, proto) : plan(r, result.size, c.algo, proto);
+    Schedule schedule;
+    bool steps = c.algo == Algo::ring && ranks() > 1 && !network_ &&
+                 (request.model == CollModel::steps || short_chain(r, result.size, proto));
+    if (steps) {
+      schedule = step_schedule(r, result.size, proto, p.latency_s);
+    } else {
+      std::size_t start = schedule.delay(fabric_.gpu(0), p.latency_s);
+      for (const Flow& f : p.flows) {
+        double wire = std::round(f.payload_B / proto.efficiency);
+        if (f.composite) schedule.composite(f.index, wire, {start});
+        else schedule.transfer(f.src, f.dst, wire, {start}, false);
       }
     }
+    auto timings = runner.run(schedule);
+    double time = 0;
+    for (const OpTiming& t : timings) time = std::max(time, t.finish_s);
+    c.latency_s = p.latency_s;
+    c.time_s = time;
+    if (!chosen) continue;
+    result.algo = c.algo;
+    result.proto = c.proto;
+    result.channels = c.algo == Algo::direct ? c.channels : p.channels;
+    result.time_s = time;
+    if (steps) result.bound = result.bound_class = "per-step model";
+    else bound_of(p, timings, proto, time, result);
   }
-  if (result.candidates.empty()) throw UsageError(std::string("no algorithm can run ") + to_string(request.op) + " here");
+  result.candidates = std::move(choice.candidates);
   result.algbw_Bps = result.time_s > 0 ? result.size.size_B / result.time_s : 0;
   result.busbw_Bps = result.algbw_Bps * busbw_factor(request.op, ranks());
 #ifdef TOPSIM_INVARIANTS

@@ -10,6 +10,7 @@
 #include "collectives/fabric.hpp"
 #include "collectives/op.hpp"
 #include "collectives/ring_search.hpp"
+#include "collectives/tuner.hpp"
 #include "schedule/schedule.hpp"
 
 namespace topsim {
@@ -28,15 +29,19 @@ struct CollRequest {
   std::optional<Algo> algo;
   std::optional<Proto> proto;
   std::optional<int> channels;
+  TunerLimits limits;          ///< what NCCL's environment allows the tuner (NCCL_ALGO, ...)
+  bool simulate_all = false;   ///< simulate every candidate NCCL weighs, not only its choice (--explain)
   CollModel model = CollModel::flow;
 };
 
-/// One algorithm/protocol pair considered for a request.
+/// One algorithm/protocol pair NCCL's tuner considered for a request.
 struct Candidate {
   Algo algo = Algo::ring;
   Proto proto = Proto::simple;
-  double latency_s = 0;  ///< NCCL's fixed terms: base + steps x per-step cost
-  double time_s = 0;     ///< latency plus the simulated flows
+  NcclEstimate nccl;     ///< NCCL's own estimate, or why it (or topsim) leaves the pair out
+  int channels = 0;      ///< the channels it would run
+  double latency_s = 0;  ///< topsim's fixed terms: base + steps x per-step cost
+  double time_s = -1;    ///< latency plus the simulated flows; -1 when not simulated
 };
 
 struct CollResult {
@@ -50,7 +55,8 @@ struct CollResult {
   double time_s = 0;
   double algbw_Bps = 0;
   double busbw_Bps = 0;
-  std::vector<Candidate> candidates;  ///< everything evaluated, chosen one included
+  std::vector<Candidate> candidates;  ///< everything NCCL weighed or left out, chosen one included
+  std::string nccl_version;           ///< the release line that chose
   std::string bound;                  ///< what limits the chosen plan: the busiest resource, or latency
   /// The class of that limit: a link class (nvlink, pcie, network, ...), a device limit (gpu,
   /// memory, nvswitch, ...), "latency" (fixed terms are half the time or more) or "channels"
@@ -70,7 +76,8 @@ class Communicator {
   /// `gpus`: topology GPU ordinals in rank order (at least one, no repeats). Searches the rings
   /// over the routes `routes` allows (peer access, GPUDirect; its mode is always SM).
   /// Keeps a reference to the topology, which must outlive the communicator.
-  Communicator(const Topology& topology, std::vector<int> gpus, RouteOptions routes = {});
+  /// `version`: the NCCL release line whose tuner chooses.
+  Communicator(const Topology& topology, std::vector<int> gpus, const NcclVersion& version, RouteOptions routes = {});
 
   /// The route options the platform must be built with to run this communicator.
   const RouteOptions& routes() const { return fabric_.options(); }
@@ -90,9 +97,20 @@ class Communicator {
   /// Routes the platform must declare to run these requests. Call once, before building it.
   PlatformNeeds needs(const std::vector<CollRequest>& requests);
 
-  /// Evaluates the allowed algorithm/protocol pairs on `runner` (a platform built with needs()
-  /// and routes()) and keeps the fastest.
+  /// Chooses as the NCCL version's tuner does, then simulates the choice on `runner` (a platform
+  /// built with needs() and routes()); with request.simulate_all every weighed candidate too.
   CollResult run(const CollRequest& request, Runner& runner);
+
+  const NcclVersion& version() const { return version_; }
+  /// NCCL's estimates for a request and, per candidate, the channels it runs: what the tuner
+  /// chooses, without simulating anything. UsageError when nothing allowed can run.
+  struct Choice {
+    std::vector<Candidate> candidates;
+    int chosen = -1;  ///< index in candidates
+  };
+  Choice choose(const CollRequest& request, CollSize size) const;
+  /// What NCCL's tuner knows of these GPUs (bandwidths in its per-link figures, counts).
+  const TunerTopology& tuner_topology() const { return tuner_; }
 
   /// Appends `request`'s flows to a larger schedule (a workload), after the ops `after`, with
   /// the algorithm and protocol a run() chose (request.algo and request.proto must be set).
@@ -129,6 +147,8 @@ class Communicator {
     int channels = 0;
   };
 
+  std::string runnable(CollOp op, Algo algo) const;
+  void find_tuner_topology();
   Plan plan(const CollRequest& request, CollSize size, Algo algo, const NcclProtocol& proto);
   Plan plan_network(const CollRequest& request, CollSize size, Algo algo, const NcclProtocol& proto);
   void add_direct(const CollRequest& request, CollSize size, Plan& plan);
@@ -150,6 +170,8 @@ class Communicator {
   int ring_subset(std::optional<int> channels, std::vector<int>& multiplicity) const;
 
   Fabric fabric_;
+  NcclVersion version_;  ///< a copy: the catalog it came from need not outlive the communicator
+  TunerTopology tuner_;
   RingSet rings_;
   bool network_ = false;
   std::vector<std::vector<int>> node_ranks_;  ///< ranks of each server, in rank order

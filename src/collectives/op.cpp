@@ -34,6 +34,8 @@ const char* to_string(Algo algo) {
     case Algo::nvls: return "nvls";
     case Algo::collnet: return "collnet";
     case Algo::direct: return "direct";
+    case Algo::nvls_tree: return "nvls_tree";
+    case Algo::pat: return "pat";
   }
   return "?";
 }
@@ -59,7 +61,7 @@ template <typename Enum>
 Enum parse_named(const std::string& text, const std::vector<Enum>& values, const char* what) {
   std::vector<std::string> names;
   for (Enum v : values) {
-    if (normalise(text) == to_string(v)) return v;
+    if (normalise(text) == normalise(to_string(v))) return v;
     names.push_back(to_string(v));
   }
   throw UsageError(unknown_name_message(what, text, names));
@@ -68,10 +70,16 @@ Enum parse_named(const std::string& text, const std::vector<Enum>& values, const
 }  // namespace
 
 CollOp parse_op(const std::string& text) { return parse_named(text, all_ops(), "operation"); }
-Algo parse_algo(const std::string& text) {
-  return parse_named<Algo>(text, {Algo::ring, Algo::tree, Algo::nvls, Algo::direct, Algo::collnet}, "algorithm");
+const std::vector<Algo>& all_algos() {
+  static const std::vector<Algo> algos = {Algo::ring, Algo::tree, Algo::nvls, Algo::direct, Algo::collnet, Algo::nvls_tree, Algo::pat};
+  return algos;
 }
-Proto parse_proto(const std::string& text) { return parse_named<Proto>(text, {Proto::ll, Proto::ll128, Proto::simple}, "protocol"); }
+const std::vector<Proto>& all_protos() {
+  static const std::vector<Proto> protos = {Proto::ll, Proto::ll128, Proto::simple};
+  return protos;
+}
+Algo parse_algo(const std::string& text) { return parse_named(text, all_algos(), "algorithm"); }
+Proto parse_proto(const std::string& text) { return parse_named(text, all_protos(), "protocol"); }
 
 DataType parse_dtype(const std::string& text) {
   static const std::vector<std::pair<std::vector<std::string>, DataType>> types = {

@@ -7,11 +7,16 @@
 
 namespace topsim {
 
+enum class Proto { ll, ll128, simple };
 enum class CollOp { allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv };
 /// NCCL's algorithms; collnet is CollNet over SHARP switches, which NCCL runs only when asked
-/// (NCCL_COLLNET_ENABLE=1 with the SHARP plugin), so topsim never picks it by itself.
-enum class Algo { ring, tree, nvls, direct, collnet };
-enum class Proto { ll, ll128, simple };
+/// (NCCL_COLLNET_ENABLE=1 with the SHARP plugin), so topsim never picks it by itself. direct is
+/// how point-to-point operations (sendrecv, alltoall) run: not tuned, one channel set per peer.
+/// nvls_tree is NVLS inside servers with trees across them (2.18+); pat (2.23+) is a name NCCL's
+/// tuner weighs for which topsim has no planner yet, so it is never chosen (docs/nccl.md).
+enum class Algo { ring, tree, nvls, direct, collnet, nvls_tree, pat };
+const std::vector<Algo>& all_algos();
+const std::vector<Proto>& all_protos();
 
 const std::vector<CollOp>& all_ops();
 const char* to_string(CollOp op);

@@ -255,6 +255,45 @@ Communicator::Plan Communicator::plan_network(const CollRequest& request, CollSi
           pipelined_B(S / rails, channel_B, proto.chunk_B, 2 * (g - 1) + 2), hops);
     }
     plan.latency_s = proto.tree_base_s + 2 * ((g - 1) * intra + net);
+  } else if (algo == Algo::nvls_tree) {
+    // NVLS-Tree (NCCL 2.18+): inside every server the NVSwitches reduce and multicast (NVLS), so
+    // each GPU sends its data once and receives the result, S (1 + 1/g) each way at the NVLS
+    // efficiency; the rails' head GPUs (nearest each NIC) run NCCL's two binary trees over the
+    // servers, each tree carrying half of the rail's share up and down, pipelined like the
+    // network trees above.
+    int height = static_cast<int>(std::floor(std::log2(std::max(1, m))));
+    if (g > 1) {
+      std::vector<RankHop> intra;
+      const std::vector<int>& chain = rails_.front().chain;
+      for (int j = 0; j < m; ++j) {
+        const std::vector<int>& here = node_ranks_[static_cast<std::size_t>(j)];
+        for (std::size_t i = 0; i < chain.size(); ++i)
+          intra.push_back(RankHop{here[chain[i]], here[chain[(i + 1) % chain.size()]], -1});
+      }
+      add(composite("nvls-tree-intra" + tag, intra, std::nullopt), S * (1 + 1.0 / g) / *nccl().nvls_efficiency, intra);
+    }
+    double channel_B = S / (2.0 * rails);
+    for (int r = 0; r < rails; ++r) {
+      const Rail& rail = rails_[static_cast<std::size_t>(r)];
+      for (int tree = 0; tree < 2; ++tree) {
+        std::vector<RankHop> up;
+        for (int j = 0; j < m; ++j) {
+          int position = tree == 0 ? j : m - 1 - j;
+          if (position == 0) continue;
+          int parent_position = (position - 1) / 2;
+          int parent = tree == 0 ? parent_position : m - 1 - parent_position;
+          up.push_back(RankHop{node_ranks_[static_cast<std::size_t>(j)][rail.chain.front()],
+                               node_ranks_[static_cast<std::size_t>(parent)][rail.chain.front()], rail.nic});
+        }
+        std::vector<RankHop> down;
+        for (auto it = up.rbegin(); it != up.rend(); ++it) down.push_back(RankHop{it->to, it->from, it->rail});
+        std::string key = tag + std::to_string(r) + "/" + std::to_string(tree);
+        double bytes = pipelined_B(channel_B, channel_B, proto.chunk_B, 2 * std::max(1, height));
+        add(composite("nvls-tree-up" + key, up, std::nullopt), bytes, up);
+        add(composite("nvls-tree-down" + key, down, std::nullopt), bytes, down);
+      }
+    }
+    plan.latency_s = proto.tree_base_s + 2 * intra + 2 * height * net;
   } else if (algo == Algo::direct) {
     add_direct(request, size, plan);
     plan.latency_s = proto.ring_base_s + net;

@@ -238,6 +238,8 @@ void add_catalog_text(Catalog& catalog, const std::string& text, const std::stri
   read_section(catalog, file, "cpu_models", read_cpu);
   read_section(catalog, file, "nic_models", read_nic);
   read_section(catalog, file, "nccl_models", read_nccl);
+  read_section(catalog, file, "nccl_versions", read_nccl_version);
+  if (auto version = file.optional_string("nccl_default")) catalog.set_default_nccl(*version, file.at("nccl_default"));
   read_section(catalog, file, "compute_models", read_compute);
   read_section(catalog, file, "networks", read_network);
   read_section(catalog, file, "training_frameworks", read_framework);

@@ -120,6 +120,7 @@ ComputeModel read_compute(const std::string& name, const Json& value, const Sour
 Network read_network(const std::string& name, const Json& value, const SourceRef& where);
 FrameworkModel read_framework(const std::string& name, const Json& value, const SourceRef& where);
 OptimizerModel read_optimizer(const std::string& name, const Json& value, const SourceRef& where);
+NcclVersion read_nccl_version(const std::string& name, const Json& value, const SourceRef& where);
 
 /// The GPU architectures topsim knows, in generation order.
 const std::vector<std::string>& known_architectures();

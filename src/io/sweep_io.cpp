@@ -68,6 +68,7 @@ SweepSpec parse_sweep(const std::string& text, const std::string& path) {
   s.sizes = read_names(r, "sizes");
   for (std::size_t i = 0; i < s.sizes.size(); ++i) s.sizes_B.push_back(read_quantity(Json(s.sizes[i]), r.at("sizes").at(i), Quantity::size));
   s.dtype = r.optional_string("dtype").value_or("float");
+  s.nccl = r.optional_string("nccl").value_or("");
   if (r.has("overrides")) {
     s.overrides = read_array(r, "overrides", read_override);
     std::set<std::string> names;

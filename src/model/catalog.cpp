@@ -58,6 +58,38 @@ void Catalog::add(NcclModel model) {
                          ":" + it->second.where.pointer + ")");
 }
 
+void Catalog::add(NcclVersion version) {
+  auto [it, fresh] = nccl_versions_.emplace(version.name, version);
+  if (!fresh)
+    throw InputError(version.where.file, version.where.pointer,
+                     "a second NCCL version '" + version.name + "' (first at " + it->second.where.file + ":" +
+                         it->second.where.pointer + ")");
+  for (const auto& [name, other] : nccl_versions_)
+    if (name != version.name && compare_versions(version.first, other.last) <= 0 &&
+        compare_versions(other.first, version.last) <= 0)
+      throw InputError(version.where.file, version.where.pointer,
+                       "NCCL " + version.name + " (" + version.first + "-" + version.last + ") overlaps " + name + " (" +
+                           other.first + "-" + other.last + "); each release belongs to one modelled line");
+}
+
+void Catalog::set_default_nccl(const std::string& version, const SourceRef& where) {
+  if (!default_nccl_.empty())
+    throw InputError(where.file, where.pointer, "a second nccl_default ('" + default_nccl_ + "' is set already)");
+  default_nccl_ = version;
+}
+
+const NcclVersion& Catalog::nccl_version(const std::string& version) const {
+  std::string wanted = version.empty() ? default_nccl_ : version;
+  std::vector<std::string> lines;
+  for (const auto& [name, v] : nccl_versions_) {
+    if (name == wanted || v.covers(wanted)) return v;
+    lines.push_back(name + " (" + v.first + "-" + v.last + ")");
+  }
+  if (wanted.empty()) throw UsageError("models/ has no NCCL version (models/nccl_versions.json)");
+  throw UsageError("NCCL " + wanted + " is not modelled; modelled release lines: " + join(lines, ", ") +
+                   " (topsim nccl versions)");
+}
+
 void Catalog::add(ComputeModel model) {
   auto [it, fresh] = compute_.emplace(model.name, model);
   if (!fresh)
@@ -126,6 +158,16 @@ void expect_kind(const Catalog& catalog, const std::string& name, LinkKind kind,
 }  // namespace
 
 void Catalog::check_references() const {
+  if (!nccl_versions_.empty()) {
+    const SourceRef& at = nccl_versions_.begin()->second.where;
+    if (default_nccl_.empty())
+      throw InputError(at.file, "", "NCCL versions are modelled but no file sets \"nccl_default\"");
+    try {
+      nccl_version(default_nccl_);
+    } catch (const UsageError& e) {
+      throw InputError(at.file, "/nccl_default", e.what());
+    }
+  }
   for (const auto& [name, gpu] : gpus_) {
     if (!gpu.nvlink_model.empty()) expect_kind(*this, gpu.nvlink_model, LinkKind::nvlink, gpu.where.at("nvlink").at("model"));
     expect_kind(*this, gpu.pcie_model, LinkKind::pcie, gpu.where.at("pcie"));

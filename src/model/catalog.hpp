@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/network.hpp"
+#include "model/nccl_version.hpp"
 #include "model/source_ref.hpp"
 
 namespace topsim {
@@ -178,6 +179,9 @@ class Catalog {
   void add(CpuModel model);
   void add(NicModel model);
   void add(NcclModel model);
+  void add(NcclVersion version);
+  /// The release line `models/` runs when none is asked for (file-level "nccl_default").
+  void set_default_nccl(const std::string& version, const SourceRef& where);
   void add(ComputeModel model);
   void add(Network network);
   void add(FrameworkModel model);
@@ -190,6 +194,11 @@ class Catalog {
   const NicModel& nic(const std::string& name, const SourceRef& where) const;
   /// NCCL model of a GPU architecture, nullptr when models/ has none.
   const NcclModel* nccl(const std::string& architecture) const;
+  /// The modelled line covering NCCL release `version` ("2.18.5", "2.18"; "" for the default);
+  /// UsageError listing the modelled lines otherwise.
+  const NcclVersion& nccl_version(const std::string& version) const;
+  const std::map<std::string, NcclVersion>& nccl_versions() const { return nccl_versions_; }
+  const std::string& default_nccl() const { return default_nccl_; }
   /// Compute model of a GPU architecture; InputError at `where` when models/ has none.
   const ComputeModel& compute(const std::string& architecture, const SourceRef& where) const;
   const Network& network(const std::string& name, const SourceRef& where) const;
@@ -220,6 +229,8 @@ class Catalog {
   std::map<std::string, CpuModel> cpus_;
   std::map<std::string, NicModel> nics_;
   std::map<std::string, NcclModel> nccl_;  ///< by architecture (its own namespace, not a model name)
+  std::map<std::string, NcclVersion> nccl_versions_;  ///< by release line (their own namespace)
+  std::string default_nccl_;
   std::map<std::string, ComputeModel> compute_;  ///< by architecture, like nccl_
   std::map<std::string, Network> networks_;
   std::map<std::string, FrameworkModel> frameworks_;

@@ -9,8 +9,6 @@
 
 namespace topsim {
 
-using Sources = std::map<std::string, std::string>;
-
 struct Layer {
   enum class Kind {
     conv,         ///< convolution as an implicit GEMM; weights are the k x n operand

@@ -1,7 +1,11 @@
 #pragma once
+#include <map>
 #include <string>
 
 namespace topsim {
+
+/// Per parameter path of a model, where its value comes from (a citation or a provenance text).
+using Sources = std::map<std::string, std::string>;
 
 /// Where a piece of input came from: the file and the JSON pointer inside it, so that errors
 /// found after parsing (a dangling reference, a port count) still name the exact place.

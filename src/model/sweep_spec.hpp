@@ -28,6 +28,7 @@ struct SweepSpec {
   std::vector<std::string> sizes;  ///< as written ("1MiB"), for point ids
   std::vector<double> sizes_B;
   std::string dtype = "float";
+  std::string nccl;  ///< NCCL release whose tuner chooses ("" for the default line)
   std::vector<SweepOverride> overrides;
   SourceRef where;
 };

@@ -28,6 +28,7 @@ struct ValidationRow {
   std::string proto;               ///< forced protocol, "" for NCCL's choice
   ScaleOut scale;                  ///< servers, NICs: replicate `topology` as `topsim coll --nodes` does
   bool gpu_direct = true;          ///< false: NIC traffic through host memory (--no-gdr)
+  std::string nccl;                ///< coll: the NCCL release the table printed ("" when it did not)
   // training: one point of a scenario (metric throughput or speedup)
   std::string scenario;            ///< scenarios/ path or bundled name
   std::string variant;             ///< "" = the scenario's first

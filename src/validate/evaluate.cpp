@@ -121,7 +121,7 @@ std::vector<ValidationResult> evaluate(const std::vector<ValidationRow>& rows, c
   // peer-access setting, collectives per topology and GPU set with what their rows need.
   Simulator simulator;
   std::map<std::pair<std::string, bool>, std::size_t> copy_platforms;
-  using CommKey = std::tuple<std::string, std::vector<int>, bool, bool>;
+  using CommKey = std::tuple<std::string, std::vector<int>, bool, bool, std::string>;
   std::map<CommKey, std::unique_ptr<Communicator>> communicators;
   std::map<CommKey, std::vector<CollRequest>> requests;
   std::map<CommKey, std::size_t> coll_platforms;
@@ -139,11 +139,11 @@ std::vector<ValidationResult> evaluate(const std::vector<ValidationRow>& rows, c
       }
     } else {
       for (int g : row.gpus) check_gpu(row, t, g, "gpus");
-      CommKey key{topology_key(row), row.gpus, row.peer_access, row.gpu_direct};
+      CommKey key{topology_key(row), row.gpus, row.peer_access, row.gpu_direct, row.nccl};
       RouteOptions routes;
       routes.peer_access = row.peer_access;
       routes.gpu_direct = row.gpu_direct;
-      if (!communicators.count(key)) communicators[key] = std::make_unique<Communicator>(t, row.gpus, routes);
+      if (!communicators.count(key)) communicators[key] = std::make_unique<Communicator>(t, row.gpus, inputs.catalog->nccl_version(row.nccl), routes);
       requests[key].push_back(request_of(row));
     }
   }
@@ -220,7 +220,7 @@ std::vector<ValidationResult> evaluate(const std::vector<ValidationRow>& rows, c
         result.predicted = (row.metric == "uni_GBps" ? point.uni_Bps : point.bi_Bps) / 1e9;
       }
     } else {
-      CommKey key{topology_key(row), row.gpus, row.peer_access, row.gpu_direct};
+      CommKey key{topology_key(row), row.gpus, row.peer_access, row.gpu_direct, row.nccl};
       PlatformRunner runner(simulator, coll_platforms[key]);
       CollResult r = communicators[key]->run(request_of(row), runner);
       result.quantity = quantity_of(row, servers_of(t, row.gpus));

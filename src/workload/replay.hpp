@@ -17,6 +17,7 @@ namespace topsim {
 struct ReplayOptions {
   RouteOptions routes;         ///< peer access, GPUDirect
   double compute_scale = 1;    ///< multiplies modelled kernel times (not measured "time" ops)
+  std::string nccl;            ///< NCCL release whose tuner chooses ("" for the default line)
 };
 
 struct ReplayResult {

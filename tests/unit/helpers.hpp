@@ -22,6 +22,9 @@ inline const Catalog& catalog() {
   return models;
 }
 
+/// The NCCL release line models/ runs by default.
+inline const NcclVersion& nccl() { return catalog().nccl_version(""); }
+
 inline Topology bundled(const std::string& name) {
   return Topology::build(load_topology_spec(data_path("topologies/" + name + ".json")), catalog());
 }

@@ -72,7 +72,7 @@ TEST_CASE("collectives: ring search on the DGX-1 cube meshes") {
   // V100: six arc-disjoint Hamiltonian cycles exist when NV2 pairs count twice; each ring gets
   // one NVLink's worth, 25 GB/s x 0.8 (NCCL on Volta) = 20 GB/s.
   Topology v100 = bundled("dgx1-v100");
-  Communicator comm(v100, first(8));
+  Communicator comm(v100, first(8), nccl());
   CHECK(comm.rings().rings() == 6);
   CHECK(comm.rings().speed_Bps == Approx(20e9));
   CHECK(comm.rings().channels() == 12);
@@ -80,12 +80,12 @@ TEST_CASE("collectives: ring search on the DGX-1 cube meshes") {
   // P100: four disjoint rings at 17.28 GB/s would need 138 GB/s of each GPU's SM traffic; the
   // Pascal limit of 124.7 GB/s in + out leaves four rings at 124.7 / 8 = 15.59 GB/s.
   Topology p100 = bundled("dgx1-p100");
-  Communicator all(p100, first(8));
+  Communicator all(p100, first(8), nccl());
   CHECK(all.rings().rings() == 4);
   CHECK(all.rings().speed_Bps == Approx(124.7e9 / 8));
   // GPUs 0-4: GPU4's only NVLink neighbour in the set is GPU0, so no NVLink ring closes; the
   // rings cross to it through host memory, as NCCL's SHM transport would.
-  Communicator subset(p100, first(5));
+  Communicator subset(p100, first(5), nccl());
   REQUIRE(subset.rings().rings() >= 1);
   bool through_host = false;
   for (const auto& order : subset.rings().orders)
@@ -97,13 +97,13 @@ TEST_CASE("collectives: ring search on the DGX-1 cube meshes") {
 TEST_CASE("collectives: ring search on NVSwitch systems gives NCCL's channel counts") {
   // A100: 12 links into the switches, one ring per link at 25 x 0.7737 GB/s, all in one order.
   Topology a100_topology = bundled("dgx-a100");
-  Communicator a100(a100_topology, first(8));
+  Communicator a100(a100_topology, first(8), nccl());
   CHECK(a100.rings().rings() == 12);
   CHECK(a100.rings().orders.size() == 1);
   CHECK(a100.rings().channels() == 24);
   // H100: 18 links, but at most 16 rings (32 channels): 16 rings at 18 x 25 x 0.8234 / 16.
   Topology h100_topology = bundled("dgx-h100");
-  Communicator h100(h100_topology, first(8));
+  Communicator h100(h100_topology, first(8), nccl());
   CHECK(h100.rings().rings() == 16);
   CHECK(h100.rings().speed_Bps == Approx(18 * 25e9 * 0.8234 / 16));
 }
@@ -115,7 +115,7 @@ TEST_CASE("collectives: a two-GPU allreduce derived by hand") {
   // time = 15.2e-6 + 2^30 / 40e9 = 15.2e-6 + 0.0268435456 = 0.0268587456 s; busbw = algbw.
   Topology t = Topology::build(load_topology_spec(test_data("tiny.json")), catalog());
   Simulator sim;
-  Communicator comm(t, first(2));
+  Communicator comm(t, first(2), nccl());
   auto results = run_all(sim, t, comm, {request(CollOp::allreduce, kGiB)});
   const CollResult& r = results[0];
   CHECK(r.algo == Algo::ring);
@@ -130,7 +130,7 @@ TEST_CASE("collectives: small messages cost NCCL's latency terms") {
   // next to nothing.
   Topology t = bundled("dgx-a100");
   Simulator sim;
-  Communicator comm(t, first(8));
+  Communicator comm(t, first(8), nccl());
   auto results = run_all(sim, t, comm, {request(CollOp::allreduce, 8), request(CollOp::allgather, 8)});
   CHECK(results[0].proto == Proto::ll);
   CHECK(results[0].time_s == Approx(15.0e-6).epsilon(1e-3));
@@ -141,15 +141,15 @@ TEST_CASE("collectives: small messages cost NCCL's latency terms") {
 
 TEST_CASE("collectives: forced choices and what cannot run") {
   Topology t = bundled("dgx-a100");
-  Communicator comm(t, first(8));
+  Communicator comm(t, first(8), nccl());
   CHECK(comm.unavailable(CollOp::allreduce, Algo::nvls) == "NVLS needs Hopper-class NVSwitches; NCCL offers none on ampere");
   CHECK(comm.unavailable(CollOp::allgather, Algo::tree) == "allgather runs ring, not tree");
   CHECK(comm.unavailable(CollOp::alltoall, Algo::direct).empty());
   Topology p100 = bundled("dgx1-p100");
-  Communicator pascal(p100, first(2));
+  Communicator pascal(p100, first(2), nccl());
   CHECK(pascal.nccl().protocols.size() == 1);
-  CHECK_THROWS_WITH(Communicator(t, {0, 0}), "GPU 0 is listed twice");
-  CHECK_THROWS_WITH(Communicator(t, {9}), "GPU 9 does not exist: dgx-a100 has 8 GPUs (0-7)");
+  CHECK_THROWS_WITH(Communicator(t, {0, 0}, nccl()), "GPU 0 is listed twice");
+  CHECK_THROWS_WITH(Communicator(t, {9}, nccl()), "GPU 9 does not exist: dgx-a100 has 8 GPUs (0-7)");
 }
 
 TEST_CASE("collectives: the flow model agrees with the per-step reference") {
@@ -169,7 +169,7 @@ TEST_CASE("collectives: the flow model agrees with the per-step reference") {
   std::vector<std::vector<CollRequest>> requests(3);
   std::vector<PlatformRunner> runners;
   for (int i = 0; i < 3; ++i) {
-    comms.push_back(std::make_unique<Communicator>(topologies[i], sets[i]));
+    comms.push_back(std::make_unique<Communicator>(topologies[i], sets[i], nccl()));
     for (CollOp op : {CollOp::allreduce, CollOp::allgather, CollOp::broadcast})
       for (double size : {1048576.0, 33554432.0, kGiB})
         for (CollModel model : {CollModel::flow, CollModel::steps}) {
@@ -196,7 +196,7 @@ TEST_CASE("collectives: link usage of a ring allreduce conserves bytes and stays
   Simulator sim;
   sim.track_links();
   Topology t = bundled("dgx-a100");
-  Communicator comm(t, first(8));
+  Communicator comm(t, first(8), nccl());
   CollRequest r = request(CollOp::allreduce, kGiB);
   r.algo = Algo::ring;
   r.proto = Proto::simple;

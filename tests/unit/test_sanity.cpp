@@ -56,7 +56,7 @@ TEST_CASE("sanity: busbw within the links, time above the lower bound, on every 
   std::vector<PlatformRunner> runners;
   std::vector<std::vector<CollRequest>> requests(names.size());
   for (std::size_t i = 0; i < names.size(); ++i) {
-    comms.push_back(std::make_unique<Communicator>(topologies[i], all_gpus(topologies[i])));
+    comms.push_back(std::make_unique<Communicator>(topologies[i], all_gpus(topologies[i]), nccl()));
     for (CollOp op : all_ops())
       for (double size : {8.0, 1048576.0, kGiB}) {
         CollRequest r;
@@ -96,7 +96,7 @@ TEST_CASE("sanity: more bandwidth never makes a collective slower") {
   Topology faster = Topology::build(spec, catalog());
   Simulator sim;
   sim.check_invariants(true);  // every run: lower bounds, bytes conserved, links within capacity
-  Communicator slow_comm(base, all_gpus(base)), fast_comm(faster, all_gpus(faster));
+  Communicator slow_comm(base, all_gpus(base), nccl()), fast_comm(faster, all_gpus(faster), nccl());
   std::vector<CollRequest> requests;
   for (CollOp op : all_ops())
     for (double size : {8.0, 65536.0, 16777216.0, kGiB}) {
@@ -117,7 +117,7 @@ TEST_CASE("sanity: more bandwidth never makes a collective slower") {
 
 TEST_CASE("sanity: the per-step reference sends what it receives and moves 2(n-1) S in allreduce") {
   Topology t = bundled("dgx1-v100");
-  Communicator comm(t, all_gpus(t));
+  Communicator comm(t, all_gpus(t), nccl());
   CollRequest r;
   r.op = CollOp::allreduce;
   r.size_B = 8 * 1048576.0;

@@ -36,14 +36,14 @@ CollRequest allreduce(double size_B, Algo algo) {
 
 TEST_CASE("scale-out: servers joined by a network run over NIC rails") {
   Topology a100 = replicated("dgx-a100", 2);
-  Communicator comm(a100, all_gpus(a100));
+  Communicator comm(a100, all_gpus(a100), nccl());
   CHECK(comm.across_network());
   CHECK(comm.rails() == 8);
   // One NVLink domain across servers is not a network: NCCL runs its single-domain algorithms.
   Topology nvl = replicated("gb200-tray", 2);
-  Communicator domain(nvl, all_gpus(nvl));
+  Communicator domain(nvl, all_gpus(nvl), nccl());
   CHECK_FALSE(domain.across_network());
-  CHECK_THROWS_WITH(Communicator(a100, {0, 1, 8}),
+  CHECK_THROWS_WITH(Communicator(a100, {0, 1, 8}, nccl()),
                     "every server of a communicator must contribute as many GPUs; server 1 has 1, server 0 has 2");
 }
 
@@ -54,7 +54,7 @@ TEST_CASE("scale-out: a ring through one EDR NIC per DGX-1 runs at the NIC's PCI
   // the latency's share: base 8.4 us + 30 steps x (2/16 x 14 us network + 14/16 x 9.56 us
   // NVLink) = 311.9 us against 1.875 x 8 GiB / 12.00 GB/s = 1.342 s, 0.02%.
   Topology t = replicated("dgx1-v100", 2, "", 1);
-  Communicator comm(t, all_gpus(t));
+  Communicator comm(t, all_gpus(t), nccl());
   CollResult r = run_one(t, comm, allreduce(8 * kGiB, Algo::ring));
   CHECK(r.busbw_Bps / 1e9 == Approx(12.00 * (1 - 0.0002)).epsilon(0.002));
   CHECK(r.bound_class == "pcie");
@@ -67,7 +67,7 @@ TEST_CASE("scale-out: a double binary tree over two servers sends each NIC S, wh
   // 512 KiB chunks (8192), through 2 x (7 chain + 1 network) = 16 stages: x (16 + 8191) / 8192.
   // t = 8 GiB / 12.00 GB/s x 1.00183 + 170.2 us latency = 717.3 ms; busbw = 1.875 S / t.
   Topology t = replicated("dgx1-v100", 2, "", 1);
-  Communicator comm(t, all_gpus(t));
+  Communicator comm(t, all_gpus(t), nccl());
   CollResult r = run_one(t, comm, allreduce(8 * kGiB, Algo::tree));
   double t_s = 8 * kGiB / 12.0e9 * (16 + 8191) / 8192.0 + 170.24e-6;
   CHECK(r.time_s == Approx(t_s).epsilon(0.002));
@@ -76,11 +76,11 @@ TEST_CASE("scale-out: a double binary tree over two servers sends each NIC S, wh
 
 TEST_CASE("scale-out: CollNet needs SHARP switches and is never picked unasked") {
   Topology eth = replicated("pcie-8x-rtx4090", 2);
-  Communicator plain(eth, all_gpus(eth));
+  Communicator plain(eth, all_gpus(eth), nccl());
   CHECK(plain.unavailable(CollOp::allreduce, Algo::collnet) ==
         "CollNet needs SHARP in every network switch; fabric.leaf0 (sn2700) has none");
   Topology ib = replicated("dgx1-v100", 2, "", 1);
-  Communicator comm(ib, all_gpus(ib));
+  Communicator comm(ib, all_gpus(ib), nccl());
   CHECK(comm.unavailable(CollOp::allreduce, Algo::collnet).empty());
   CollRequest automatic;
   automatic.size_B = 8 * kGiB;

@@ -232,7 +232,7 @@ TEST_CASE("workload: an allreduce in a trace replays as Communicator::run gives 
   TraceSpec parallel = trace_of(8, ar + ", " + ar2 + R"(, "stream": "comm2"})");
   TraceSpec serial = trace_of(8, ar + ", " + ar2 + "}");
   Simulator sim;
-  Communicator comm(t, {0, 1, 2, 3, 4, 5, 6, 7});
+  Communicator comm(t, {0, 1, 2, 3, 4, 5, 6, 7}, nccl());
   CollRequest request;
   request.op = CollOp::allreduce;
   request.size_B = kGiB;

@@ -1,0 +1,64 @@
+#pragma once
+// One release line of NCCL as data (models/nccl_versions.json): which algorithms and protocols
+// it offers per operation, how many channels and threads it runs, and the tuner's own cost model
+// (NVIDIA/nccl src/graph/tuning.cc) with which it chooses. Names are NCCL's, as strings: the
+// collectives module maps them to its enums. Plain data: no JSON here.
+#include <array>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/provenance.hpp"
+#include "model/source_ref.hpp"
+
+namespace topsim {
+
+/// A value per tuner table row (NCCL's compute-capability index: "volta", "ampere", "hopper",
+/// ...) and per node-count index: one node, two nodes, more.
+using NcclPerNodes = std::array<double, 3>;
+
+struct NcclVersion {
+  std::string name;          ///< the release line, e.g. "2.18"
+  std::string description;
+  std::string first, last;   ///< the releases this line stands for, "2.18" .. "2.20"
+  std::string tag;           ///< the tag its facts were read at, e.g. "v2.18.5-1"
+  /// Algorithms offered per operation (NCCL's names: ring, tree, collnet, nvls, nvls_tree, pat).
+  std::map<std::string, std::vector<std::string>> algorithms;
+  std::vector<std::string> protocols;             ///< ll, ll128, simple
+  std::vector<std::string> ll128_architectures;   ///< LL128 on by default only on these, over NVLink
+  std::map<std::string, std::string> architecture_rows;  ///< architecture -> tuner table row
+  int max_channels = 32;
+  int nvls_channels = 16;
+  std::map<std::string, int> max_threads;         ///< per protocol
+  std::map<std::string, int> thread_threshold;    ///< bytes per thread per channel before one more channel
+  int p2p_channels_per_peer = 1;
+  double p2p_chunk_nvlink_B = 0;                  ///< Simple p2p chunk over NVLink
+  double p2p_chunk_B = 0;                         ///< over PCIe, host memory or the network
+  double p2p_ll_threshold_B = 0;                  ///< p2p operations up to this size run LL
+  std::map<std::string, double> nvlink_Bps;       ///< NCCL's per-link NVLink bandwidth per architecture
+  /// base_latency_s[algo][proto]; hw_latency_s[transport][algo][proto], transport nvlink|pcie|network
+  std::map<std::string, std::map<std::string, double>> base_latency_s;
+  std::map<std::string, std::map<std::string, std::map<std::string, double>>> hw_latency_s;
+  std::map<std::string, NcclPerNodes> ll_max_Bps;                 ///< by table row
+  std::map<std::string, NcclPerNodes> ring_ll128_channel_Bps;     ///< empty: no per-channel cap
+  std::map<std::string, NcclPerNodes> tree_channel_Bps;
+  std::map<std::string, NcclPerNodes> tree_ll128_channel_Bps;
+  std::map<std::string, double> factors;  ///< named busBw refinements of ncclTopoTuneModel
+  std::map<std::string, std::vector<double>> tree_correction;  ///< per protocol, by log2(bytes / 64)
+  std::map<std::string, double> ring_plateau;  ///< by table row: multi-node ring Simple allreduce latency factor
+  /// Which hop latency a broadcast/reduce Simple step is charged: "tree" (NCCL 2.12+) or "ring".
+  std::string chain_simple_hop = "ring";
+  Sources sources;
+  SourceRef where;
+
+  /// Whether this line stands for release `version` ("2.20.5" or "2.20").
+  bool covers(const std::string& version) const;
+  /// A named factor; std::logic_error when the file lacks it (the reader checks them all).
+  double factor(const std::string& key) const;
+};
+
+/// "2.20.5" < "2.21": compares dotted release numbers numerically, missing parts as 0.
+int compare_versions(const std::string& a, const std::string& b);
+
+}  // namespace topsim
