@@ -90,6 +90,12 @@ ResultFile sweep_collectives(const std::string& path, const std::string& source,
                              int shards) {
   SweepSpec sweep = load_sweep(path);
   Catalog catalog = context.catalog();
+  NcclVersion version;
+  try {
+    version = catalog.nccl_version(sweep.nccl);
+  } catch (const UsageError& e) {
+    throw InputError(sweep.where.file, "/sweep/nccl", e.what());
+  }
   const bool by_nodes = sweep.gpus.empty();
   const std::vector<int>& counts = by_nodes ? sweep.nodes : sweep.gpus;
   std::vector<CollPoint> points;
@@ -142,7 +148,7 @@ ResultFile sweep_collectives(const std::string& path, const std::string& source,
         RouteOptions routes;
         routes.peer_access = p.override->peer_access;
         routes.gpu_direct = p.override->gpu_direct;
-        g.comm = std::make_unique<Communicator>(*g.topology, ranks, catalog.nccl_version(sweep.nccl), routes);
+        g.comm = std::make_unique<Communicator>(*g.topology, ranks, version, routes);
       } catch (const UsageError& e) {
         g.topology.reset();
         g.skipped = e.what();
