@@ -57,8 +57,12 @@ Communicator::Plan Communicator::plan(const CollRequest& request, CollSize size,
         chain.push_back(order[(at + (request.op == CollOp::broadcast ? i : i + 1)) % n]);
       auto hops = rank_order_hops(chain, false);
       note(hops);
+      // No cap at the ring's speed: the search gave each ring its share of links it crosses in
+      // both directions, but a chain runs one way, so the reverse capacity is free (two GPUs
+      // staged through host memory broadcast at twice the rate they all-reduce). The links'
+      // sharing between chains still binds them.
       add(composite("chain/" + std::string(to_string(request.op)) + "/" + std::to_string(request.root) + "/" + tag, hops,
-                    cap),
+                    std::nullopt),
           pipelined_B(S * share, channel_B, proto.chunk_B, n - 1), hops);
       steps = n - 1;
     } else if (algo == Algo::ring) {
@@ -149,6 +153,8 @@ bool Communicator::short_chain(const CollRequest& request, CollSize size, const 
   // A chain of few chunks is store-and-forward: one hop busy at a time. One flow over all hops
   // would have every hop contend at once, so such chains run step by step (cheap: few chunks).
   if (request.op != CollOp::broadcast && request.op != CollOp::reduce) return false;
+  // Only Simple stores and forwards whole steps; LL and LL128 forward each line as it lands.
+  if (proto.name != "simple") return false;
   if (ranks() > kMaxStepRanks || rings_.rings() == 0) return false;
   return size.size_B / (2.0 * rings_.rings()) <= kStepChunks * proto.chunk_B;
 }
