@@ -154,6 +154,32 @@ double Communicator::step_cost_s(const NcclProtocol& proto, const std::vector<Ra
   return nvlink ? proto.nvlink_hop_s : proto.pcie_hop_s;
 }
 
+Communicator::Plan Communicator::plan(const CollRequest& request, CollSize size, Algo algo, const NcclProtocol& proto) {
+  if (ranks() < 2) {  // one GPU: a local copy, NCCL's base cost only
+    Plan plan;
+    plan.latency_s = proto.ring_base_s;
+    return plan;
+  }
+  switch (algo) {
+    case Algo::ring: return plan_ring(request, size, proto);
+    case Algo::tree: return plan_tree(request, size, proto);
+    case Algo::nvls: return plan_nvls(request, size, proto);
+    case Algo::nvls_tree: return plan_nvls_tree(request, size, proto);
+    case Algo::collnet: return plan_collnet(request, size, proto);
+    case Algo::direct: return plan_direct(request, size, proto);
+    case Algo::pat: break;
+  }
+  throw std::logic_error(std::string("Communicator: no planner for ") + to_string(algo));
+}
+
+void Communicator::add_flow(Plan& plan, std::size_t composite_index, double payload_B, std::vector<RankHop> arcs) const {
+  Flow f;
+  f.index = composite_index;
+  f.payload_B = payload_B;
+  f.arcs = std::move(arcs);
+  plan.flows.push_back(std::move(f));
+}
+
 PlatformNeeds Communicator::needs(const std::vector<CollRequest>& requests) {
   declaring_ = true;
   needs_ = PlatformNeeds{};
@@ -168,7 +194,7 @@ PlatformNeeds Communicator::needs(const std::vector<CollRequest>& requests) {
       CollRequest r = request;
       if (c.algo != Algo::direct) r.channels = c.channels;
       const NcclProtocol& proto = *model.protocol(to_string(c.proto));
-      network_ ? plan_network(r, size, c.algo, proto) : plan(r, size, c.algo, proto);
+      plan(r, size, c.algo, proto);
     }
     bool chain = request.op == CollOp::broadcast || request.op == CollOp::reduce;
     if (request.model == CollModel::steps && network_)
@@ -235,7 +261,7 @@ CollResult Communicator::run(const CollRequest& request, Runner& runner) {
     const NcclProtocol& proto = *model.protocol(to_string(c.proto));
     CollRequest r = request;
     if (c.algo != Algo::direct) r.channels = c.channels;
-    Plan p = network_ ? plan_network(r, result.size, c.algo, proto) : plan(r, result.size, c.algo, proto);
+    Plan p = plan(r, result.size, c.algo, proto);
     Schedule schedule;
     bool steps = c.algo == Algo::ring && ranks() > 1 && !network_ &&
                  (request.model == CollModel::steps || short_chain(r, result.size, proto));
@@ -290,7 +316,7 @@ std::size_t Communicator::append(const CollRequest& request, Schedule& schedule,
   const NcclProtocol* proto = nccl().protocol(to_string(*request.proto));
   if (proto == nullptr) throw std::logic_error("Communicator::append: protocol not in the NCCL model");
   CollSize size = nccl_tests_size(request.op, request.size_B, request.dtype, ranks());
-  Plan p = network_ ? plan_network(request, size, *request.algo, *proto) : plan(request, size, *request.algo, *proto);
+  Plan p = plan(request, size, *request.algo, *proto);
   std::size_t start = schedule.delay(fabric_.gpu(0), p.latency_s, after);
   std::vector<std::size_t> flows;
   for (const Flow& f : p.flows) {

@@ -149,8 +149,40 @@ class Communicator {
 
   std::string runnable(CollOp op, Algo algo) const;
   void find_tuner_topology();
+  /// The flows and fixed latency of one algorithm: dispatches to the planner of `algo`, one per
+  /// file (plan_ring.cpp, plan_tree.cpp, plan_nvls.cpp, plan_collnet.cpp, plan_direct.cpp);
+  /// each covers one server and servers joined by a network.
   Plan plan(const CollRequest& request, CollSize size, Algo algo, const NcclProtocol& proto);
-  Plan plan_network(const CollRequest& request, CollSize size, Algo algo, const NcclProtocol& proto);
+  Plan plan_ring(const CollRequest& request, CollSize size, const NcclProtocol& proto);
+  Plan plan_tree(const CollRequest& request, CollSize size, const NcclProtocol& proto);
+  Plan plan_nvls(const CollRequest& request, CollSize size, const NcclProtocol& proto);
+  Plan plan_nvls_tree(const CollRequest& request, CollSize size, const NcclProtocol& proto);
+  Plan plan_collnet(const CollRequest& request, CollSize size, const NcclProtocol& proto);
+  Plan plan_direct(const CollRequest& request, CollSize size, const NcclProtocol& proto);
+
+  // What the planners share.
+  /// One group of rings of one order (one server): its share of the bytes and its speed cap.
+  struct RingShare {
+    const std::vector<int>* order = nullptr;
+    int rings = 0;        ///< rings following this order
+    double share = 0;     ///< of the bytes
+    double cap_Bps = 0;   ///< rings x the ring speed
+    std::string tag;      ///< composite key part
+  };
+  /// The ring groups a request runs on (fewer when it asks for fewer channels); sets plan.channels.
+  std::vector<RingShare> ring_shares(const CollRequest& request, Plan& plan) const;
+  /// NIC rails a request runs on across servers; sets plan.channels.
+  int rail_count(const CollRequest& request, Plan& plan) const;
+  /// NCCL's per-step cost of a step inside a server, along rail 0's chain.
+  double intra_step_s(const NcclProtocol& proto) const;
+  std::vector<int> chain_from_root(const std::vector<int>& order, const CollRequest& request) const;
+  /// Double binary trees over the servers: the parent of `server` in tree 0 or 1 (-1: root).
+  static int tree_parent(int server, int tree, int servers);
+  /// Tree `tree` of rail `rail` upwards: each server to its parent through the rail's NIC, and
+  /// first along the rail's chain to its head when `through_chain`.
+  std::vector<RankHop> tree_up_hops(int rail, int tree, bool through_chain) const;
+  static std::vector<RankHop> reversed(const std::vector<RankHop>& hops);
+  void add_flow(Plan& plan, std::size_t composite_index, double payload_B, std::vector<RankHop> arcs) const;
   void add_direct(const CollRequest& request, CollSize size, Plan& plan);
   std::size_t composite(const std::string& key, const std::vector<RankHop>& hops, std::optional<double> cap);
   std::vector<RankHop> rank_order_hops(const std::vector<int>& order, bool closed) const;
