@@ -23,7 +23,9 @@ struct ChooseArgs {
 
 std::string versions_text(const Catalog& catalog, Format format) {
   Table table({{"line"}, {"releases"}, {"tag"}, {"default"}, {"allreduce"}, {"allgather"}, {"protocols"}, {"description"}});
-  for (const auto& [name, v] : catalog.nccl_versions()) {
+  for (const NcclVersion* line : catalog.nccl_lines()) {
+    const NcclVersion& v = *line;
+    const std::string& name = v.name;
     auto algos = [&](const char* op) {
       auto it = v.algorithms.find(op);
       return it == v.algorithms.end() ? std::string("-") : join(it->second, " ");

@@ -25,6 +25,7 @@ struct RunArgs {
   bool no_p2p = false;
   bool no_gdr = false;
   std::string variant;
+  std::string nccl;
   LinkUsageArgs usage;
 };
 
@@ -52,6 +53,7 @@ void run_trace(const RunArgs& args, Context& context, Format format) {
   ReplayOptions options;
   options.routes.peer_access = !args.no_p2p;
   options.routes.gpu_direct = !args.no_gdr;
+  options.nccl = catalog.nccl_version(args.nccl).name;
   Replay replay(topology, catalog, trace, options);
   Simulator simulator;
   if (args.usage.any()) simulator.track_links();
@@ -103,6 +105,7 @@ void add_run_command(CLI::App& app, Context& context) {
   run->add_flag("--no-p2p", args->no_p2p, "NCCL without peer access (through host memory)");
   run->add_flag("--no-gdr", args->no_gdr, "NIC traffic staged through host memory (no GPUDirect RDMA)");
   run->add_option("--variant", args->variant, "Scenario: run only this variant");
+  run->add_option("--nccl", args->nccl, "NCCL release whose tuner chooses (2.18.5, 2.26; replaces the scenario's)");
   add_link_usage_options(*run, args->usage);
   run->callback([args, &context]() {
     Format format = parse_format(args->format);
@@ -118,6 +121,12 @@ void add_run_command(CLI::App& app, Context& context) {
     if (args->no_p2p || args->no_gdr) throw UsageError("--no-p2p and --no-gdr apply to traces; scenarios run NCCL's defaults");
     ScenarioSpec scenario = load_scenario(args->file);
     if (!args->topology.empty()) scenario.topology = args->topology;
+    if (!args->nccl.empty()) scenario.nccl = context.catalog().nccl_version(args->nccl).name;
+    else if (!scenario.nccl.empty()) try {
+        scenario.nccl = context.catalog().nccl_version(scenario.nccl).name;
+      } catch (const UsageError& e) {
+        throw InputError(args->file, "/nccl", e.what());
+      }
     override_counts(scenario, args->gpus, args->nodes);
     for (Variant& v : scenario.variants) {
       if (v.gpu.empty()) v.gpu = args->gpu;

@@ -77,6 +77,7 @@ ScenarioSpec parse_scenario(const std::string& text, const std::string& path) {
   s.where = r.where();
   s.description = r.string("description");
   s.topology = r.string("topology");
+  s.nccl = r.optional_string("nccl").value_or("");
   s.training = read_training(r.required("training"), r.at("training"));
   if (r.has("gpus") == r.has("nodes"))
     fail(r.where(), "a scenario gives either \"gpus\" (GPU counts in one server) or \"nodes\" (server counts), not " +

@@ -1,5 +1,7 @@
 #include "model/catalog.hpp"
 
+#include <algorithm>
+
 #include "util/error.hpp"
 #include "util/text.hpp"
 
@@ -72,6 +74,14 @@ void Catalog::add(NcclVersion version) {
                            other.first + "-" + other.last + "); each release belongs to one modelled line");
 }
 
+std::vector<const NcclVersion*> Catalog::nccl_lines() const {
+  std::vector<const NcclVersion*> lines;
+  for (const auto& entry : nccl_versions_) lines.push_back(&entry.second);
+  std::sort(lines.begin(), lines.end(),
+            [](const NcclVersion* a, const NcclVersion* b) { return compare_versions(a->first, b->first) < 0; });
+  return lines;
+}
+
 void Catalog::set_default_nccl(const std::string& version, const SourceRef& where) {
   if (!default_nccl_.empty())
     throw InputError(where.file, where.pointer, "a second nccl_default ('" + default_nccl_ + "' is set already)");
@@ -81,9 +91,9 @@ void Catalog::set_default_nccl(const std::string& version, const SourceRef& wher
 const NcclVersion& Catalog::nccl_version(const std::string& version) const {
   std::string wanted = version.empty() ? default_nccl_ : version;
   std::vector<std::string> lines;
-  for (const auto& [name, v] : nccl_versions_) {
-    if (name == wanted || v.covers(wanted)) return v;
-    lines.push_back(name + " (" + v.first + "-" + v.last + ")");
+  for (const NcclVersion* v : nccl_lines()) {
+    if (v->name == wanted || v->covers(wanted)) return *v;
+    lines.push_back(v->name + " (" + v->first + "-" + v->last + ")");
   }
   if (wanted.empty()) throw UsageError("models/ has no NCCL version (models/nccl_versions.json)");
   throw UsageError("NCCL " + wanted + " is not modelled; modelled release lines: " + join(lines, ", ") +

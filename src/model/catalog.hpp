@@ -197,7 +197,8 @@ class Catalog {
   /// The modelled line covering NCCL release `version` ("2.18.5", "2.18"; "" for the default);
   /// UsageError listing the modelled lines otherwise.
   const NcclVersion& nccl_version(const std::string& version) const;
-  const std::map<std::string, NcclVersion>& nccl_versions() const { return nccl_versions_; }
+  /// The modelled lines, oldest first.
+  std::vector<const NcclVersion*> nccl_lines() const;
   const std::string& default_nccl() const { return default_nccl_; }
   /// Compute model of a GPU architecture; InputError at `where` when models/ has none.
   const ComputeModel& compute(const std::string& architecture, const SourceRef& where) const;

@@ -111,6 +111,7 @@ struct ScenarioSpec {
   std::vector<int> gpus;         ///< GPU counts within one server, or
   std::vector<int> nodes;        ///< server counts (every GPU of each)
   std::vector<Variant> variants; ///< at least one (the scenario itself when the file names none)
+  std::string nccl;              ///< NCCL release whose tuner chooses ("" for the default line)
   Sources sources;
   SourceRef where;
 };

@@ -87,6 +87,7 @@ ScenarioRunner::ScenarioRunner(const ScenarioSpec& scenario, const Catalog& cata
     for (TraceOp& op : p.trace->ops) op.where = op.sparse ? sparsity_at : training_at.at("precision");
     ReplayOptions options;
     options.compute_scale = compute_scale;
+    options.nccl = scenario.nccl;
     p.replay = std::make_unique<Replay>(*p.topology, catalog, *p.trace, options);
     p.runner = platforms(*p.topology, p.replay->routes(), p.replay->needs());
     p.point.variant = v.name;
