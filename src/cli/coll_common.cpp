@@ -26,7 +26,7 @@ void add_nccl_options(CLI::App& command, RequestArgs& args) {
                                           "topsim nccl versions)");
   command.add_option("--env", args.env,
                      "NCCL environment: NCCL_ALGO=ring,tree,NCCL_PROTO=simple,NCCL_MAX_NCHANNELS=8,NCCL_P2P_DISABLE=1,"
-                     "NCCL_NVLS_ENABLE=0,...")
+                     "NCCL_NVLS_ENABLE=0,NCCL_IB_HCA=mlx5_0,mlx5_1,...")
       ->delimiter(',');
 }
 
@@ -35,7 +35,7 @@ namespace {
 const std::vector<std::string>& env_keys() {
   static const std::vector<std::string> keys = {"NCCL_ALGO",          "NCCL_PROTO",         "NCCL_MIN_NCHANNELS",
                                                 "NCCL_MAX_NCHANNELS", "NCCL_P2P_DISABLE",   "NCCL_NVLS_ENABLE",
-                                                "NCCL_COLLNET_ENABLE", "NCCL_NET_GDR_LEVEL"};
+                                                "NCCL_COLLNET_ENABLE", "NCCL_NET_GDR_LEVEL", "NCCL_IB_HCA"};
   return keys;
 }
 
@@ -96,7 +96,7 @@ NcclEnv parse_nccl_env(const std::vector<std::string>& items) {
   NcclEnv env;
   for (const auto& [key, values] : pairs) {
     const std::string& v = values.front();
-    if (key != "NCCL_ALGO" && key != "NCCL_PROTO" && values.size() > 1)
+    if (key != "NCCL_ALGO" && key != "NCCL_PROTO" && key != "NCCL_IB_HCA" && values.size() > 1)
       throw UsageError("--env " + key + ": one value expected, got " + join(values, ","));
     if (key == "NCCL_ALGO") env.limits.algos = env_list(key, values, all_algos(), &parse_algo);
     else if (key == "NCCL_PROTO") env.limits.protos = env_list(key, values, all_protos(), &parse_proto);
@@ -104,6 +104,7 @@ NcclEnv parse_nccl_env(const std::vector<std::string>& items) {
     else if (key == "NCCL_MAX_NCHANNELS") env.limits.max_channels = env_count(key, v);
     else if (key == "NCCL_P2P_DISABLE") env.peer_access = !env_flag(key, v);
     else if (key == "NCCL_NVLS_ENABLE") env.limits.nvls = env_flag(key, v);
+    else if (key == "NCCL_IB_HCA") env.ib_hca = join(values, ",");
     else if (key == "NCCL_COLLNET_ENABLE") env.limits.collnet = env_flag(key, v);
     else if (key == "NCCL_NET_GDR_LEVEL") {
       static const std::vector<std::string> levels = {"LOC", "PIX", "PXB", "PHB", "SYS", "0", "1", "2", "3", "4", "5"};
@@ -133,6 +134,7 @@ RouteOptions routes_of(const RequestArgs& args) {
   RouteOptions routes;
   routes.peer_access = !args.no_p2p && env.peer_access.value_or(true);
   routes.gpu_direct = !args.no_gdr && env.gpu_direct.value_or(true);
+  routes.ib_hca = env.ib_hca;
   return routes;
 }
 

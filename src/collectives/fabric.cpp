@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "util/error.hpp"
+#include "util/text.hpp"
 
 namespace topsim {
 
@@ -33,7 +34,31 @@ Fabric::Fabric(const Topology& topology, std::vector<int> gpus, RouteOptions opt
     int node = topology_.node_of(g);
     if (std::find(nodes_.begin(), nodes_.end(), node) == nodes_.end()) nodes_.push_back(node);
   }
-  for (Vertex v : topology_.nics()) nics_[topology_.device(v).node].push_back(topology_.device(v).nic_index);
+  std::vector<std::string> names;
+  for (Vertex v : topology_.nics()) {
+    const Device& d = topology_.device(v);
+    std::string local = d.id.substr(d.id.find('.') == std::string::npos ? 0 : d.id.find('.') + 1);
+    if (nic_allowed(options_.ib_hca, local)) nics_[d.node].push_back(d.nic_index);
+    if (d.node == topology_.device(topology_.nics().front()).node) names.push_back(local);
+  }
+  if (!options_.ib_hca.empty() && nics_.empty())
+    throw UsageError("NCCL_IB_HCA=" + options_.ib_hca + " matches none of the NICs (" + join(names, ", ") + ")");
+}
+
+bool nic_allowed(const std::string& ib_hca, const std::string& nic) {
+  if (ib_hca.empty()) return true;
+  std::string list = ib_hca;
+  bool exclude = list[0] == '^';
+  if (exclude) list = list.substr(1);
+  bool exact = !list.empty() && list[0] == '=';
+  if (exact) list = list.substr(1);
+  bool named = false;
+  for (std::string entry : split(list, ',')) {
+    entry = entry.substr(0, entry.find(':'));
+    if (entry.empty()) continue;
+    named |= exact ? nic == entry : nic.rfind(entry, 0) == 0;
+  }
+  return named != exclude;
 }
 
 int Fabric::nic(int node, int rail) const {

@@ -11,6 +11,10 @@
 
 namespace topsim {
 
+/// Whether NCCL_IB_HCA (`ib_hca`, "" for all) lets NCCL use the NIC named `nic` (its id in its
+/// server, e.g. "mlx5_0").
+bool nic_allowed(const std::string& ib_hca, const std::string& nic);
+
 class Fabric {
  public:
   /// `gpus` are topology GPU ordinals in rank order; `options.mode` should be TransferMode::sm.

@@ -60,6 +60,10 @@ struct RouteOptions {
   /// memory of the GPU's CPU (NCCL_NET_GDR_LEVEL=LOC, or no nvidia-peermem)
   bool gpu_direct = true;
   TransferMode mode = TransferMode::raw;
+  /// NCCL_IB_HCA: the NICs collectives may use, as NCCL reads the variable (names, prefix
+  /// matches unless the list starts with '=', all but those after '^', ":port" ignored); ""
+  /// for every NIC. Routing itself ignores it: communicators pick their rails with it.
+  std::string ib_hca;
 };
 
 /// Route between two GPUs (CUDA ordinals, src != dst). Throws InputError when NVSwitch planes

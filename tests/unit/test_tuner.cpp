@@ -2,6 +2,7 @@
 // (models/nccl_versions.json): estimates and choices derived by hand from the tables.
 #include <catch2/catch.hpp>
 
+#include "collectives/fabric.hpp"
 #include "collectives/tuner.hpp"
 #include "helpers.hpp"
 #include "io/io.hpp"
@@ -157,4 +158,15 @@ TEST_CASE("tuner: a release line with a missing or unknown table entry is an inp
   CHECK(broken("\"covers\": [\"2.18\", \"2.20\"]", "\"covers\": [\"2.20\", \"2.18\"]") ==
         "nccl_versions.json:/nccl_versions/2.18/covers: the first release comes after the last");
   CHECK(broken("\"covers\": [\"2.21\", \"2.22\"]", "\"covers\": [\"2.20\", \"2.22\"]").find("overlaps") != std::string::npos);
+}
+
+TEST_CASE("tuner: NCCL_IB_HCA picks NICs as NCCL reads it") {
+  CHECK(nic_allowed("", "mlx5_3"));
+  CHECK(nic_allowed("mlx5_0,mlx5_1", "mlx5_1"));
+  CHECK_FALSE(nic_allowed("mlx5_0,mlx5_1", "mlx5_2"));
+  CHECK(nic_allowed("mlx5", "mlx5_7"));            // a prefix
+  CHECK_FALSE(nic_allowed("=mlx5", "mlx5_7"));     // '=': exact names only
+  CHECK(nic_allowed("=mlx5_1:1", "mlx5_1"));       // the port is ignored
+  CHECK_FALSE(nic_allowed("^mlx5_0", "mlx5_0"));   // '^': all but these
+  CHECK(nic_allowed("^mlx5_0", "mlx5_4"));
 }
