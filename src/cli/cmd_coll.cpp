@@ -190,7 +190,8 @@ void add_coll_command(CLI::App& app, Context& context) {
   add_scale_out_options(*coll, args->scale);
   add_link_usage_options(*coll, args->usage);
   coll->callback([args, &context]() {
-    Topology t = context.topology(args->topology, args->scale);
+    Catalog catalog = context.catalog();  // parsed once, for the topology and the NCCL version
+    Topology t = context.topology(args->topology, args->scale, "", catalog);
     Format format = parse_format(args->format);
     std::vector<CollOp> ops = args->op == "all" ? all_ops() : std::vector<CollOp>{parse_op(args->op)};
     CollRequest base = request_of(args->request, CollOp::allreduce);
@@ -205,7 +206,7 @@ void add_coll_command(CLI::App& app, Context& context) {
         requests.push_back(r);
       }
     for (CollRequest& r : requests) r.simulate_all = args->explain;
-    Communicator comm(t, gpus_of(*args, t), context.catalog().nccl_version(args->request.nccl), routes_of(args->request));
+    Communicator comm(t, gpus_of(*args, t), catalog.nccl_version(args->request.nccl), routes_of(args->request));
     PlatformNeeds needs = comm.needs(requests);
     Simulator simulator;
     if (args->usage.any()) {

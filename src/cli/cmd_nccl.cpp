@@ -61,7 +61,7 @@ void add_nccl_command(CLI::App& app, Context& context) {
   choose->callback([args, &context]() {
     Format format = parse_format(args->format);
     Catalog catalog = context.catalog();
-    Topology t = context.topology(args->topology, args->scale);
+    Topology t = context.topology(args->topology, args->scale, "", catalog);
     std::vector<int> gpus(static_cast<std::size_t>(t.gpu_count()));
     for (int g = 0; g < t.gpu_count(); ++g) gpus[static_cast<std::size_t>(g)] = g;
     const NcclVersion& version = catalog.nccl_version(args->request.nccl);

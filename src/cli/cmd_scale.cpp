@@ -54,7 +54,8 @@ void add_scale_command(CLI::App& app, Context& context) {
     request.size_B = size_option(args->size, "-b");
     std::vector<int> counts = counts_option(args->nodes, "--nodes");
 
-    NcclVersion version = context.catalog().nccl_version(args->request.nccl);
+    Catalog catalog = context.catalog();  // parsed once, for every point and the NCCL version
+    const NcclVersion& version = catalog.nccl_version(args->request.nccl);
     Simulator simulator;
     std::vector<Point> points;
     for (int nodes : counts) {
@@ -63,7 +64,7 @@ void add_scale_command(CLI::App& app, Context& context) {
       scale_out.nic = args->nic;
       scale_out.nics_per_node = args->nics_per_node;
       Point p;
-      p.topology = std::make_unique<Topology>(context.topology(args->topology, scale_out));
+      p.topology = std::make_unique<Topology>(context.topology(args->topology, scale_out, "", catalog));
       std::vector<int> gpus(static_cast<std::size_t>(p.topology->gpu_count()));
       for (int g = 0; g < p.topology->gpu_count(); ++g) gpus[static_cast<std::size_t>(g)] = g;
       p.comm = std::make_unique<Communicator>(*p.topology, gpus, version, routes_of(args->request));
