@@ -114,6 +114,11 @@ NcclVersion read_nccl_version(const std::string& name, const Json& value, const 
     v.nvls_channels = params.integer(r, "nvls_channels", 1, 64);
     v.max_threads = read_keyed(key("max_threads"), r.at("max_threads"), known_protocols(), "protocol", read_count);
     v.thread_threshold = read_keyed(key("thread_threshold"), r.at("thread_threshold"), known_protocols(), "protocol", read_count);
+    for (const std::string& p : known_protocols())
+      for (const auto* table : {&v.max_threads, &v.thread_threshold})
+        if (!table->count(p))
+          fail(r.at(table == &v.max_threads ? "max_threads" : "thread_threshold"),
+               "no entry for protocol '" + p + "'; needed: ll, ll128, simple");
     {
       ObjectReader p(key("p2p"), r.at("p2p"));
       v.p2p_channels_per_peer = p.integer("channels_per_peer", 1, 64);
