@@ -25,7 +25,7 @@ work=${TOPSIM_FUZZ_WORK:-build-fuzz/work}
 # but time goes into structure rather than into megabytes of text.
 max_len() {
   case $1 in
-    models) echo 32768 ;;
+    models) echo 40960 ;;
     topology | nccl_xml) echo 16384 ;;
     *) echo 8192 ;;
   esac
