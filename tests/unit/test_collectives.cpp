@@ -108,6 +108,29 @@ TEST_CASE("collectives: ring search on NVSwitch systems gives NCCL's channel cou
   CHECK(h100.rings().speed_Bps == Approx(18 * 25e9 * 0.8234 / 16));
 }
 
+TEST_CASE("collectives: what NCCL's tuner sees of NVSwitch servers, in NCCL's per-link figures") {
+  // A100: 12 rings of one NVLink each; NCCL counts an SM80 NVLink as 20 GB/s: 12 x 20 = 240 GB/s
+  // over 2 x 12 = 24 channels. No NVLS on Ampere.
+  Topology a100_topology = bundled("dgx-a100");
+  Communicator a100(a100_topology, first(8), nccl());
+  const TunerTopology& a = a100.tuner_topology();
+  CHECK(a.ranks == 8);
+  CHECK(a.nodes == 1);
+  CHECK(a.architecture == "ampere");
+  CHECK(a.nvlink_intra);
+  CHECK(a.ring_Bps == Approx(240e9));
+  CHECK(a.channels == 24);
+  CHECK(a.nvls_Bps == 0);
+  // H100: 16 rings sharing 18 links of 20.6 GB/s (SM90): 18 x 20.6 = 370.8 GB/s over 32
+  // channels; NVLS sees the same 18 links.
+  Topology h100_topology = bundled("dgx-h100");
+  Communicator h100(h100_topology, first(8), nccl());
+  const TunerTopology& h = h100.tuner_topology();
+  CHECK(h.ring_Bps == Approx(18 * 20.6e9));
+  CHECK(h.channels == 32);
+  CHECK(h.nvls_Bps == Approx(18 * 20.6e9));
+}
+
 TEST_CASE("collectives: a two-GPU allreduce derived by hand") {
   // tests/data/tiny.json: two V100 joined by two NVLinks. NCCL on Volta moves 25 x 0.8 = 20 GB/s
   // per link, 40 GB/s each way. Ring allreduce on 2 ranks: each hop carries 2(n-1)/n x S = S.

@@ -39,6 +39,13 @@ TEST_CASE("scale-out: servers joined by a network run over NIC rails") {
   Communicator comm(a100, all_gpus(a100), nccl());
   CHECK(comm.across_network());
   CHECK(comm.rails() == 8);
+  // NCCL's tuner sees 2 servers, 2 channels per rail, and 8 rails of one HDR port each: the
+  // port (25 GB/s x 0.96) and the NIC's Gen4 x16 slot (31.5 GB/s x 0.7617) both carry 24.0 GB/s.
+  const TunerTopology& tuner = comm.tuner_topology();
+  CHECK(tuner.nodes == 2);
+  CHECK(tuner.channels == 16);
+  CHECK(tuner.inter_Bps == Approx(8 * 24.0e9).epsilon(0.01));
+  CHECK(tuner.ring_Bps == tuner.inter_Bps);
   // One NVLink domain across servers is not a network: NCCL runs its single-domain algorithms.
   Topology nvl = replicated("gb200-tray", 2);
   Communicator domain(nvl, all_gpus(nvl), nccl());
