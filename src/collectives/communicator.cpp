@@ -307,7 +307,7 @@ double Communicator::busbw_bound_Bps(Algo algo) const {
     for (auto [e, end] = boost::out_edges(t.gpu(fabric_.gpu(r)), t.graph()); e != end; ++e) egress += t.link(*e).line_rate_Bps();
     least = std::min(least, egress);
   }
-  return algo == Algo::nvls || algo == Algo::collnet ? 2 * least : least;
+  return algo == Algo::nvls || algo == Algo::nvls_tree || algo == Algo::collnet ? 2 * least : least;
 }
 
 std::size_t Communicator::append(const CollRequest& request, Schedule& schedule, const std::vector<std::size_t>& after,

@@ -88,8 +88,8 @@ class Communicator {
   /// An upper bound on busbw (bytes/s) that no algorithm can beat on this topology: nccl-tests'
   /// bus factors make busbw the bytes each rank must send per second, and every byte leaving a
   /// GPU crosses one of its links; so busbw <= the smallest egress line rate (all links of a
-  /// GPU, one direction) among the ranks. NVLS and CollNet reduce in the network, so a rank
-  /// sends only its input once: twice that bound.
+  /// GPU, one direction) among the ranks. NVLS, NVLS-Tree and CollNet reduce in the switches, so
+  /// a rank sends only its input once: twice that bound.
   double busbw_bound_Bps(Algo algo) const;
   /// The NCCL model of the ranks' architecture; InputError when models/ has none.
   const NcclModel& nccl() const;
