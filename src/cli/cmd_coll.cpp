@@ -197,6 +197,7 @@ void add_coll_command(CLI::App& app, Context& context) {
     CollRequest base = request_of(args->request, CollOp::allreduce);
     base.root = args->root;
     base.model = args->model == "steps" ? CollModel::steps : CollModel::flow;
+    base.simulate_all = args->explain;
     std::vector<CollRequest> requests;
     for (CollOp op : ops)
       for (double size : sizes_of(*args)) {
@@ -205,7 +206,6 @@ void add_coll_command(CLI::App& app, Context& context) {
         r.size_B = size;
         requests.push_back(r);
       }
-    for (CollRequest& r : requests) r.simulate_all = args->explain;
     Communicator comm(t, gpus_of(*args, t), catalog.nccl_version(args->request.nccl), routes_of(args->request));
     PlatformNeeds needs = comm.needs(requests);
     Simulator simulator;

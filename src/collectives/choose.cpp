@@ -10,17 +10,6 @@
 
 namespace topsim {
 
-namespace {
-
-bool through_nvswitch(const Topology& t, const Route& route) {
-  for (const Hop& hop : route.path.hops)
-    for (Vertex v : hop.devices)
-      if (t.device(v).type == DeviceType::nvswitch) return true;
-  return false;
-}
-
-}  // namespace
-
 std::string Communicator::runnable(CollOp op, Algo algo) const {
   if (algo == Algo::pat) return "topsim has no PAT planner yet";
   return unavailable(op, algo);
@@ -43,8 +32,7 @@ void Communicator::find_tuner_topology() {
   if (ranks() < 2) return;
   if (!network_) {
     bool nvlink = !rings_.orders.empty();
-    for (const auto& order : rings_.orders)
-      for (const RankHop& h : rank_order_hops(order, true)) nvlink &= fabric_.arc(h.from, h.to).kind == RouteKind::nvlink;
+    for (const auto& order : rings_.orders) nvlink &= all_nvlink(rank_order_hops(order, true));
     tt.nvlink_intra = nvlink;
     tt.ring_Bps = rings_.rings() * rings_.speed_Bps * (nvlink ? nvlink_scale : 1.0);
     tt.inter_Bps = tt.ring_Bps;
@@ -52,9 +40,11 @@ void Communicator::find_tuner_topology() {
   } else {
     const std::vector<int>& local = node_ranks_.front();
     bool nvlink = true;
-    for (const Rail& rail : rails_)
-      for (std::size_t i = 0; i + 1 < rail.chain.size(); ++i)
-        nvlink &= fabric_.arc(local[rail.chain[i]], local[rail.chain[i + 1]]).kind == RouteKind::nvlink;
+    for (const Rail& rail : rails_) {
+      std::vector<int> chain;
+      for (int position : rail.chain) chain.push_back(local[position]);
+      nvlink &= all_nvlink(rank_order_hops(chain, false));
+    }
     tt.nvlink_intra = nvlink;
     double nic_Bps = 0;
     for (const Rail& rail : rails_) {

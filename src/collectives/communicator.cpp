@@ -62,6 +62,13 @@ Communicator::Communicator(const Topology& topology, std::vector<int> gpus, cons
   find_tuner_topology();
 }
 
+bool through_nvswitch(const Topology& topology, const Route& route) {
+  for (const Hop& hop : route.path.hops)
+    for (Vertex v : hop.devices)
+      if (topology.device(v).type == DeviceType::nvswitch) return true;
+  return false;
+}
+
 const NcclModel& Communicator::nccl() const {
   const Topology& t = fabric_.topology();
   const Device& d = t.device(t.gpu(fabric_.gpu(0)));
@@ -89,13 +96,9 @@ std::string Communicator::unavailable(CollOp op, Algo algo) const {
     if (!model.nvls_efficiency) return "NVLS needs Hopper-class NVSwitches; NCCL offers none on " + model.name;
     if (ranks() < 2) return "NVLS needs at least two GPUs";
     const Topology& t = fabric_.topology();
-    for (int r = 0; r < ranks(); ++r) {
-      Route route = find_route(t, fabric_.gpu(r), fabric_.gpu((r + 1) % ranks()), fabric_.options());
-      bool switched = false;
-      for (const Hop& hop : route.path.hops)
-        for (Vertex v : hop.devices) switched |= t.device(v).type == DeviceType::nvswitch;
-      if (!switched) return "NVLS needs every GPU behind the same NVSwitches";
-    }
+    for (int r = 0; r < ranks(); ++r)
+      if (!through_nvswitch(t, find_route(t, fabric_.gpu(r), fabric_.gpu((r + 1) % ranks()), fabric_.options())))
+        return "NVLS needs every GPU behind the same NVSwitches";
   }
   if (algo == Algo::nvls_tree) {
     if (!network_) return "NVLS-Tree spans servers joined by a network";
@@ -147,11 +150,14 @@ std::size_t Communicator::composite(const std::string& key, const std::vector<Ra
   return id;
 }
 
+bool Communicator::all_nvlink(const std::vector<RankHop>& arcs) const {
+  return std::all_of(arcs.begin(), arcs.end(),
+                     [&](const RankHop& a) { return fabric_.arc(a.from, a.to, a.rail).kind == RouteKind::nvlink; });
+}
+
 double Communicator::step_cost_s(const NcclProtocol& proto, const std::vector<RankHop>& arcs) const {
   // NCCL charges a step by its slowest transport: NVLink, else PCIe/host.
-  bool nvlink = std::all_of(arcs.begin(), arcs.end(),
-                            [&](const RankHop& a) { return fabric_.arc(a.from, a.to, a.rail).kind == RouteKind::nvlink; });
-  return nvlink ? proto.nvlink_hop_s : proto.pcie_hop_s;
+  return all_nvlink(arcs) ? proto.nvlink_hop_s : proto.pcie_hop_s;
 }
 
 Communicator::Plan Communicator::plan(const CollRequest& request, CollSize size, Algo algo, const NcclProtocol& proto) {
@@ -172,6 +178,12 @@ Communicator::Plan Communicator::plan(const CollRequest& request, CollSize size,
   throw std::logic_error(std::string("Communicator: no planner for ") + to_string(algo));
 }
 
+CollRequest Communicator::planned(const CollRequest& request, const Candidate& candidate) {
+  CollRequest r = request;
+  if (candidate.algo != Algo::direct) r.channels = candidate.channels;
+  return r;
+}
+
 void Communicator::add_flow(Plan& plan, std::size_t composite_index, double payload_B, std::vector<RankHop> arcs) const {
   Flow f;
   f.index = composite_index;
@@ -189,12 +201,9 @@ PlatformNeeds Communicator::needs(const std::vector<CollRequest>& requests) {
     CollSize size = nccl_tests_size(request.op, request.size_B, request.dtype, ranks());
     Choice choice = choose(request, size);
     for (std::size_t i = 0; i < choice.candidates.size(); ++i) {
+      if (!choice.simulates(i, request.simulate_all)) continue;
       const Candidate& c = choice.candidates[i];
-      if (static_cast<int>(i) != choice.chosen && !(request.simulate_all && c.nccl.excluded.empty())) continue;
-      CollRequest r = request;
-      if (c.algo != Algo::direct) r.channels = c.channels;
-      const NcclProtocol& proto = *model.protocol(to_string(c.proto));
-      plan(r, size, c.algo, proto);
+      plan(planned(request, c), size, c.algo, *model.protocol(to_string(c.proto)));
     }
     bool chain = request.op == CollOp::broadcast || request.op == CollOp::reduce;
     if (request.model == CollModel::steps && network_)
@@ -255,12 +264,11 @@ CollResult Communicator::run(const CollRequest& request, Runner& runner) {
                      std::to_string(ranks() - 1) + ")");
   Choice choice = choose(request, result.size);
   for (std::size_t i = 0; i < choice.candidates.size(); ++i) {
+    if (!choice.simulates(i, request.simulate_all)) continue;
     Candidate& c = choice.candidates[i];
     bool chosen = static_cast<int>(i) == choice.chosen;
-    if (!chosen && !(request.simulate_all && c.nccl.excluded.empty())) continue;
     const NcclProtocol& proto = *model.protocol(to_string(c.proto));
-    CollRequest r = request;
-    if (c.algo != Algo::direct) r.channels = c.channels;
+    CollRequest r = planned(request, c);
     Plan p = plan(r, result.size, c.algo, proto);
     Schedule schedule;
     bool steps = c.algo == Algo::ring && ranks() > 1 && !network_ &&
@@ -316,7 +324,10 @@ std::size_t Communicator::append(const CollRequest& request, Schedule& schedule,
   const NcclProtocol* proto = nccl().protocol(to_string(*request.proto));
   if (proto == nullptr) throw std::logic_error("Communicator::append: protocol not in the NCCL model");
   CollSize size = nccl_tests_size(request.op, request.size_B, request.dtype, ranks());
-  Plan p = plan(request, size, *request.algo, *proto);
+  // The channels run() gave the chosen pair (what needs() declared): choose() again, forced to it.
+  Choice choice = choose(request, size);
+  Plan p = plan(planned(request, choice.candidates.at(static_cast<std::size_t>(choice.chosen))), size, *request.algo,
+                *proto);
   std::size_t start = schedule.delay(fabric_.gpu(0), p.latency_s, after);
   std::vector<std::size_t> flows;
   for (const Flow& f : p.flows) {

@@ -71,6 +71,9 @@ struct RankHop {
   int rail = -1;
 };
 
+/// Whether a route crosses an NVSwitch (NVLS needs every GPU behind the same switches).
+bool through_nvswitch(const Topology& topology, const Route& route);
+
 class Communicator {
  public:
   /// `gpus`: topology GPU ordinals in rank order (at least one, no repeats). Searches the rings
@@ -107,13 +110,18 @@ class Communicator {
   struct Choice {
     std::vector<Candidate> candidates;
     int chosen = -1;  ///< index in candidates
+    /// Whether run() simulates candidate i: the choice, and with `all` every one NCCL weighs.
+    bool simulates(std::size_t i, bool all) const {
+      return static_cast<int>(i) == chosen || (all && candidates[i].nccl.excluded.empty());
+    }
   };
   Choice choose(const CollRequest& request, CollSize size) const;
   /// What NCCL's tuner knows of these GPUs (bandwidths in its per-link figures, counts).
   const TunerTopology& tuner_topology() const { return tuner_; }
 
   /// Appends `request`'s flows to a larger schedule (a workload), after the ops `after`, with
-  /// the algorithm and protocol a run() chose (request.algo and request.proto must be set).
+  /// the algorithm and protocol a run() chose (request.algo and request.proto must be set) on the
+  /// channels NCCL gives that pair at this size, as run() did.
   /// Composite indices are shifted by `composite_offset` (this communicator's first composite
   /// on a platform shared with others). Returns the op that finishes last (a zero-time join).
   std::size_t append(const CollRequest& request, Schedule& schedule, const std::vector<std::size_t>& after,
@@ -148,6 +156,8 @@ class Communicator {
   };
 
   std::string runnable(CollOp op, Algo algo) const;
+  /// The request a candidate is planned with: on the channels NCCL's choice gives it.
+  static CollRequest planned(const CollRequest& request, const Candidate& candidate);
   void find_tuner_topology();
   /// The flows and fixed latency of one algorithm: dispatches to the planner of `algo`, one per
   /// file (plan_ring.cpp, plan_tree.cpp, plan_nvls.cpp, plan_collnet.cpp, plan_direct.cpp);
@@ -195,6 +205,8 @@ class Communicator {
   static constexpr double kStepChunks = 16;
   /// Step-by-step runs need GPU-pair routes, which the engine builds up to this many GPUs.
   static constexpr int kMaxStepRanks = 4096;
+  /// Whether every hop is NVLink (NCCL's typeIntra == LINK_NVL for these hops).
+  bool all_nvlink(const std::vector<RankHop>& arcs) const;
   double step_cost_s(const NcclProtocol& proto, const std::vector<RankHop>& arcs) const;
   /// Sets result.bound and result.bound_class for a plan's simulated timings.
   void bound_of(const Plan& plan, const std::vector<OpTiming>& timings, const NcclProtocol& proto, double time_s,
