@@ -122,11 +122,6 @@ void add_run_command(CLI::App& app, Context& context) {
     ScenarioSpec scenario = load_scenario(args->file);
     if (!args->topology.empty()) scenario.topology = args->topology;
     if (!args->nccl.empty()) scenario.nccl = context.catalog().nccl_version(args->nccl).name;
-    else if (!scenario.nccl.empty()) try {
-        scenario.nccl = context.catalog().nccl_version(scenario.nccl).name;
-      } catch (const UsageError& e) {
-        throw InputError(args->file, "/nccl", e.what());
-      }
     override_counts(scenario, args->gpus, args->nodes);
     for (Variant& v : scenario.variants) {
       if (v.gpu.empty()) v.gpu = args->gpu;

@@ -47,6 +47,12 @@ ScenarioRunner::ScenarioRunner(const ScenarioSpec& scenario, const Catalog& cata
   setup.network = &catalog.network(scenario.training.network, training_at.at("network"));
   setup.framework = &catalog.framework(scenario.training.framework, training_at.at("framework"));
   setup.optimizer = &catalog.optimizer(scenario.training.optimizer, training_at.at("optimizer"));
+  std::string nccl;  // the modelled line of the scenario's NCCL release, for every point
+  try {
+    nccl = catalog.nccl_version(scenario.nccl).name;
+  } catch (const UsageError& e) {
+    throw InputError(scenario.where.file, scenario.where.at("nccl").pointer, e.what());
+  }
 
   // A measured one-GPU step scales every modelled kernel of the scenario's own GPU so that its
   // one-GPU iteration takes that long; other GPUs keep their modelled ratio to it.
@@ -87,7 +93,7 @@ ScenarioRunner::ScenarioRunner(const ScenarioSpec& scenario, const Catalog& cata
     for (TraceOp& op : p.trace->ops) op.where = op.sparse ? sparsity_at : training_at.at("precision");
     ReplayOptions options;
     options.compute_scale = compute_scale;
-    options.nccl = scenario.nccl;
+    options.nccl = nccl;
     p.replay = std::make_unique<Replay>(*p.topology, catalog, *p.trace, options);
     p.runner = platforms(*p.topology, p.replay->routes(), p.replay->needs());
     p.point.variant = v.name;
