@@ -47,7 +47,6 @@ std::vector<Enum> env_list(const std::string& key, const std::vector<std::string
   std::vector<Enum> named;
   for (std::string v : values) {
     if (!v.empty() && v[0] == '^') v = v.substr(1);
-    if (v == "CollnetDirect" || v == "CollnetChain" || v == "collnetdirect" || v == "collnetchain") v = "collnet";
     try {
       named.push_back(parse(v));
     } catch (const UsageError& e) {

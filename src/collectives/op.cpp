@@ -78,7 +78,12 @@ const std::vector<Proto>& all_protos() {
   static const std::vector<Proto> protos = {Proto::ll, Proto::ll128, Proto::simple};
   return protos;
 }
-Algo parse_algo(const std::string& text) { return parse_named(text, all_algos(), "algorithm"); }
+Algo parse_algo(const std::string& text) {
+  // NCCL_ALGO names CollNet's two variants; topsim runs one CollNet planner for both.
+  std::string name = normalise(text);
+  if (name == "collnetdirect" || name == "collnetchain") return Algo::collnet;
+  return parse_named(text, all_algos(), "algorithm");
+}
 Proto parse_proto(const std::string& text) { return parse_named(text, all_protos(), "protocol"); }
 
 DataType parse_dtype(const std::string& text) {

@@ -170,3 +170,11 @@ TEST_CASE("tuner: NCCL_IB_HCA picks NICs as NCCL reads it") {
   CHECK_FALSE(nic_allowed("^mlx5_0", "mlx5_0"));   // '^': all but these
   CHECK(nic_allowed("^mlx5_0", "mlx5_4"));
 }
+
+TEST_CASE("tuner: NCCL_ALGO's names parse, CollNet's two variants to the one planner") {
+  CHECK(parse_algo("Ring") == Algo::ring);
+  CHECK(parse_algo("NVLSTree") == Algo::nvls_tree);
+  CHECK(parse_algo("CollnetDirect") == Algo::collnet);
+  CHECK(parse_algo("COLLNET_CHAIN") == Algo::collnet);
+  CHECK_THROWS_AS(parse_algo("Collnet_Ring"), UsageError);
+}
