@@ -196,6 +196,7 @@ PlatformNeeds Communicator::needs(const std::vector<CollRequest>& requests) {
   declaring_ = true;
   needs_ = PlatformNeeds{};
   needs_.all_pairs = false;
+  needs_.routes = fabric_.route_table();
   const NcclModel& model = nccl();
   for (const CollRequest& request : requests) {
     CollSize size = nccl_tests_size(request.op, request.size_B, request.dtype, ranks());

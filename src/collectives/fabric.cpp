@@ -8,28 +8,9 @@
 
 namespace topsim {
 
-namespace {
-
-std::string hop_class(const Topology& t, const Hop& hop) {
-  switch (hop.kind) {
-    case Hop::Kind::link: return to_string(t.link(hop.links.front().link).kind);
-    case Hop::Kind::crossbar: {
-      DeviceType type = t.device(hop.devices.front()).type;
-      if (type == DeviceType::network_switch) return "network";
-      return type == DeviceType::pcie_switch ? "pcie" : to_string(type);
-    }
-    case Hop::Kind::host_memory: return "memory";
-    case Hop::Kind::copy_engine: return "copy-engine";
-    case Hop::Kind::staging: return "staging";
-    case Hop::Kind::gpu_sm: return "gpu";
-  }
-  return "?";
-}
-
-}  // namespace
-
 Fabric::Fabric(const Topology& topology, std::vector<int> gpus, RouteOptions options)
-    : topology_(topology), gpus_(std::move(gpus)), options_(options) {
+    : topology_(topology), gpus_(std::move(gpus)), options_(options),
+      routes_(std::make_shared<RouteTable>(topology, options)) {
   for (int g : gpus_) {
     int node = topology_.node_of(g);
     if (std::find(nodes_.begin(), nodes_.end(), node) == nodes_.end()) nodes_.push_back(node);
@@ -83,39 +64,25 @@ const Fabric::Arc& Fabric::arc(int from_rank, int to_rank, int rail) const {
   auto found_arc = arcs_.find(key);
   if (found_arc != arcs_.end()) return found_arc->second;
   int a = node_of_rank(from_rank), b = node_of_rank(to_rank);
-  Route route = rail >= 0 && a != b
-                    ? find_route_via(topology_, gpu(from_rank), nic(a, rail), nic(b, rail), gpu(to_rank), options_)
-                    : find_route(topology_, gpu(from_rank), gpu(to_rank), options_);
+  const RouteTable::Entry& route = rail >= 0 && a != b ? routes_->route(gpu(from_rank), gpu(to_rank), nic(a, rail), nic(b, rail))
+                                                       : routes_->route(gpu(from_rank), gpu(to_rank));
   Arc arc;
   arc.kind = route.kind;
-  arc.latency_s = path_latency_s(topology_, route.path);
-  arc.bottleneck_Bps = std::numeric_limits<double>::infinity();
-  for (const Hop& hop : route.path.hops) {
-    auto capacity = hop_capacity_Bps(topology_, hop, options_.mode);
-    if (!capacity) continue;
-    // A resource is a hop kind with its members; links keep their direction apart.
-    std::vector<std::size_t> members;
-    for (const LinkUse& use : hop.links) members.push_back(use.link * 2 + (use.forward ? 0 : 1));
-    for (Vertex v : hop.devices) members.push_back(v);
-    std::sort(members.begin(), members.end());
-    auto id_key = std::make_pair(static_cast<int>(hop.kind), members);
-    auto found = ids_.find(id_key);
-    int id;
-    if (found == ids_.end()) {
+  arc.latency_s = route.latency_s;
+  arc.bottleneck_Bps = route.bottleneck_Bps;
+  for (const ResourceUse& u : route.uses) {
+    ConstraintKey k = routes_->key(u);
+    if (ids_.size() <= k) ids_.resize(k + 1, -1);
+    int& id = ids_[k];
+    if (id < 0) {
       id = static_cast<int>(capacity_.size());
-      ids_[id_key] = id;
-      capacity_.push_back(*capacity);
-      Path single;
-      single.hops.push_back(hop);
-      names_.push_back(describe(topology_, single));
-      classes_.push_back(hop_class(topology_, hop));
-    } else {
-      id = found->second;
+      capacity_.push_back(routes_->resources()[u.resource].capacity_Bps);
+      names_.push_back(routes_->name(k));
+      classes_.push_back(routes_->resource_class(u.resource));
     }
-    auto use = std::find_if(arc.uses.begin(), arc.uses.end(), [&](const auto& u) { return u.first == id; });
+    auto use = std::find_if(arc.uses.begin(), arc.uses.end(), [&](const auto& used) { return used.first == id; });
     if (use == arc.uses.end()) arc.uses.emplace_back(id, 1);
     else ++use->second;
-    arc.bottleneck_Bps = std::min(arc.bottleneck_Bps, *capacity);
   }
   return arcs_.emplace(key, std::move(arc)).first->second;
 }

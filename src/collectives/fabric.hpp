@@ -7,7 +7,9 @@
 #include <utility>
 #include <vector>
 
-#include "routing/route.hpp"
+#include <memory>
+
+#include "routing/route_table.hpp"
 
 namespace topsim {
 
@@ -32,6 +34,8 @@ class Fabric {
   const std::vector<int>& gpus() const { return gpus_; }
   const Topology& topology() const { return topology_; }
   const RouteOptions& options() const { return options_; }
+  /// The routes arcs were found on, shared with the engine (PlatformNeeds::routes).
+  const std::shared_ptr<RouteTable>& route_table() const { return routes_; }
 
   /// Route from one rank to another, computed on first use (hence the mutable caches). With a
   /// rail, ranks of different servers go through that NIC index of each server.
@@ -61,8 +65,10 @@ class Fabric {
   RouteOptions options_;
   std::vector<int> nodes_;
   std::map<int, std::vector<int>> nics_;  ///< by server
+  std::shared_ptr<RouteTable> routes_;
   mutable std::unordered_map<long long, Arc> arcs_;  ///< by from x ranks + to, filled on first use
-  mutable std::map<std::pair<int, std::vector<std::size_t>>, int> ids_;
+  /// Resource ids by constraint key, in order of first use here (bound reports break ties by it).
+  mutable std::vector<int> ids_;
   mutable std::vector<double> capacity_;
   mutable std::vector<std::string> names_;
   mutable std::vector<std::string> classes_;

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <functional>
 
+#include "engine/distinct_constraints.hpp"
 #include "routing/resources.hpp"
 #include "util/error.hpp"
 
@@ -74,57 +75,60 @@ struct Platform {
   std::vector<sg4::Host*> timers;  ///< by GPU ordinal: where that GPU's delays run
 };
 
-// Maps route hops onto SimGrid links through the ResourceTable (the same mapping the platform
-// exporter writes), creating each SimGrid link once. Links carry no latency: the engine adds
-// each route's latency itself (latency factor 0).
+// Maps a route table's resources onto SimGrid links (the same mapping the platform exporter
+// writes), creating each SimGrid link when a route of this platform first needs it. Links carry
+// no latency: the engine adds each route's latency itself (latency factor 0).
 class ResourceMap {
  public:
   /// `tracked`: where link directions are listed for link_usage(); nullptr when not tracking.
-  ResourceMap(const Topology& topology, const RouteOptions& options, sg4::NetZone* zone, std::string prefix,
-              std::vector<TrackedLink>* tracked)
-      : topology_(topology), table_(topology, options.mode), zone_(zone), prefix_(std::move(prefix)), tracked_(tracked) {}
+  ResourceMap(const RouteTable& routes, sg4::NetZone* zone, std::string prefix, std::vector<TrackedLink>* tracked)
+      : routes_(routes), zone_(zone), prefix_(std::move(prefix)), tracked_(tracked) {}
 
-  /// Adds the hop's resources to `out`; with tracking, the link direction it crosses to `ids`.
-  void append(const Hop& hop, std::vector<sg4::LinkInRoute>& out, LinkIds* ids = nullptr) {
-    auto use = table_.use(hop);
-    if (!use) return;
-    while (links_.size() < table_.resources().size()) {
-      const Resource& r = table_.resources()[links_.size()];
-      sg4::Link* link = nullptr;
-      first_id_.push_back(0);
+  /// With tracking, appends the link direction `use` crosses to `ids` (listing the resource's
+  /// directions on its first use by this platform).
+  void track(const ResourceUse& use, LinkIds* ids) {
+    if (ids == nullptr || tracked_ == nullptr || !split(use)) return;
+    if (first_id_.size() <= use.resource) first_id_.resize(use.resource + 1, kUntracked);
+    std::uint32_t& first = first_id_[use.resource];
+    if (first == kUntracked) {
+      // Entry first is the UP direction (the resource's lowest-indexed link forward), the next DOWN.
+      const Resource& r = routes_.resources()[use.resource];
+      first = static_cast<std::uint32_t>(tracked_->size());
+      ConstraintKey up = static_cast<ConstraintKey>(use.resource * 2);
+      tracked_->push_back({routes_.name(up), r.capacity_Bps, r.links.front() * 2});
+      tracked_->push_back({routes_.name(up + 1), r.capacity_Bps, r.links.front() * 2 + 1});
+    }
+    ids->push_back(first + (use.up ? 0 : 1));
+  }
+
+  /// The SimGrid link (and direction) of a resource use, created on first call.
+  sg4::LinkInRoute link(const ResourceUse& use) {
+    if (links_.size() <= use.resource) links_.resize(use.resource + 1, nullptr);
+    sg4::Link*& link = links_[use.resource];
+    const Resource& r = routes_.resources()[use.resource];
+    if (link == nullptr) {
       if (r.sharing == Resource::Sharing::split_duplex) {
         link = zone_->create_split_duplex_link(prefix_ + r.name, r.capacity_Bps);
-        if (tracked_ != nullptr) {
-          // A resource is declared by the hop that first uses it: this one. Entry first_id is the
-          // UP direction (its lowest-indexed link forward), the next one DOWN.
-          Hop reversed = hop;
-          for (LinkUse& l : reversed.links) l.forward = !l.forward;
-          first_id_.back() = static_cast<std::uint32_t>(tracked_->size());
-          tracked_->push_back({describe(topology_, use->up ? hop : reversed), r.capacity_Bps, r.links.front() * 2});
-          tracked_->push_back({describe(topology_, use->up ? reversed : hop), r.capacity_Bps, r.links.front() * 2 + 1});
-        }
       } else {
         link = zone_->create_link(prefix_ + r.name, r.capacity_Bps);
         link->set_sharing_policy(sg4::Link::SharingPolicy::SHARED);
       }
       link->seal();
-      links_.push_back(link);
     }
-    sg4::Link* link = links_[use->resource];
-    if (table_.resources()[use->resource].sharing == Resource::Sharing::split_duplex) {
-      out.emplace_back(link, use->up ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
-      if (ids != nullptr && tracked_ != nullptr) ids->push_back(first_id_[use->resource] + (use->up ? 0 : 1));
-    } else {
-      out.emplace_back(link);
-    }
+    if (!split(use)) return sg4::LinkInRoute(link);
+    return sg4::LinkInRoute(link, use.up ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
   }
 
  private:
-  const Topology& topology_;
-  ResourceTable table_;
+  static constexpr std::uint32_t kUntracked = UINT32_MAX;
+  bool split(const ResourceUse& use) const {
+    return routes_.resources()[use.resource].sharing == Resource::Sharing::split_duplex;
+  }
+
+  const RouteTable& routes_;
   sg4::NetZone* zone_;
   std::string prefix_;
-  std::vector<sg4::Link*> links_;  ///< by resource index
+  std::vector<sg4::Link*> links_;  ///< by resource index; nullptr until a route needs it
   std::vector<TrackedLink>* tracked_;
   std::vector<std::uint32_t> first_id_;  ///< by resource index: its UP direction in tracked_
 };
@@ -188,6 +192,7 @@ struct Simulator::Impl {
 
   bool track = false;
   bool check = kCheckInvariantsByDefault;
+  bool reduce = true;  ///< give SimGrid only the constraints that can bind (distinct_constraints.hpp)
   std::size_t last_platform = 0;
   double last_duration_s = -1;  ///< < 0 before the first run
   std::vector<Segment> segments;
@@ -232,7 +237,14 @@ std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions
   // but reroutes declared pairs through other hosts' routes when those are shorter.
   sg4::NetZone* flows = sg4::create_full_zone(p.prefix + topology.name() + ".flows");
   flows->set_parent(impl_->root);
-  ResourceMap resources(topology, options, flows, p.prefix, p.tracked ? &p.links : nullptr);
+  // A communicator's table when it serves this platform: its routes are not found again.
+  std::unique_ptr<RouteTable> own;
+  RouteTable* table = needs.routes.get();
+  if (table == nullptr || !table->serves(topology, options)) {
+    own = std::make_unique<RouteTable>(topology, options);
+    table = own.get();
+  }
+  ResourceMap resources(*table, flows, p.prefix, p.tracked ? &p.links : nullptr);
   // One timer host per GPU, in a zone without routes: SimGrid keeps a host's running
   // activities in a list, so a single timer for thousands of concurrent delays is quadratic.
   sg4::NetZone* clocks = sg4::create_empty_zone(p.prefix + topology.name() + ".timers");
@@ -263,30 +275,53 @@ std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions
       throw std::invalid_argument("Simulator: route between invalid GPUs " + std::to_string(pair.first) + " -> " +
                                   std::to_string(pair.second));
   };
+  std::vector<bool> pinned;  ///< by constraint key: loaded by a pair route, kept whatever composites do
   for (const auto& pair : pairs) {
     check_pair(pair);
     if (p.pairs.count(pair) != 0) continue;
-    Route route = find_route(topology, pair.first, pair.second, options);
+    const RouteTable::Entry& route = table->route(pair.first, pair.second);
     std::vector<sg4::LinkInRoute> links;
     LinkIds* ids = p.tracked ? &p.pair_links[pair] : nullptr;
-    for (const Hop& hop : route.path.hops) resources.append(hop, links, ids);
+    for (const ResourceUse& u : route.uses) {
+      resources.track(u, ids);
+      links.push_back(resources.link(u));
+      ConstraintKey key = table->key(u);
+      if (pinned.size() <= key) pinned.resize(key + 1, false);
+      pinned[key] = true;
+    }
     zone->add_route(p.hosts[pair.first]->get_netpoint(), p.hosts[pair.second]->get_netpoint(), nullptr, nullptr, links,
                     false);
-    p.pairs[pair] = PairRoute{path_latency_s(topology, route.path), path_bandwidth_Bps(topology, route.path, options.mode)};
+    p.pairs[pair] = PairRoute{route.latency_s, route.bottleneck_Bps};
   }
+  // Composite flows: every route's resources first, then only the constraints that can bind
+  // (distinct_constraints.hpp); pair routes' constraints stay, since any transfer may load them.
+  std::vector<std::vector<ResourceUse>> uses(needs.composites.size());
   for (std::size_t c = 0; c < needs.composites.size(); ++c) {
-    std::vector<sg4::LinkInRoute> links;
-    LinkIds* ids = nullptr;
-    if (p.tracked) ids = &p.composite_links.emplace_back();
+    LinkIds* ids = p.tracked ? &p.composite_links.emplace_back() : nullptr;
     double bottleneck_Bps = needs.composites[c].cap_Bps.value_or(std::numeric_limits<double>::infinity());
     for (const CompositeHop& hop : needs.composites[c].hops) {
       check_pair({hop.src, hop.dst});
-      Route route = hop.src_nic >= 0 ? find_route_via(topology, hop.src, hop.src_nic, hop.dst_nic, hop.dst, options)
-                                     : find_route(topology, hop.src, hop.dst, options);
-      for (const Hop& h : route.path.hops) resources.append(h, links, ids);
-      bottleneck_Bps = std::min(bottleneck_Bps, path_bandwidth_Bps(topology, route.path, options.mode));
+      const RouteTable::Entry& route = table->route(hop.src, hop.dst, hop.src_nic, hop.dst_nic);
+      for (const ResourceUse& u : route.uses) {
+        resources.track(u, ids);
+        uses[c].push_back(u);
+      }
+      bottleneck_Bps = std::min(bottleneck_Bps, route.bottleneck_Bps);
     }
     p.composite_bottleneck_Bps.push_back(bottleneck_Bps);
+  }
+  std::vector<double> key_capacity_Bps;
+  for (const Resource& r : table->resources()) key_capacity_Bps.insert(key_capacity_Bps.end(), 2, r.capacity_Bps);
+  pinned.resize(key_capacity_Bps.size(), false);
+  std::vector<std::vector<ConstraintKey>> keys(uses.size());
+  for (std::size_t c = 0; c < uses.size(); ++c)
+    for (const ResourceUse& u : uses[c]) keys[c].push_back(table->key(u));
+  std::vector<bool> keep = impl_->reduce ? distinct_constraints(keys, key_capacity_Bps, pinned)
+                                         : std::vector<bool>(key_capacity_Bps.size(), true);
+  for (std::size_t c = 0; c < needs.composites.size(); ++c) {
+    std::vector<sg4::LinkInRoute> links;
+    for (const ResourceUse& u : uses[c])
+      if (keep[table->key(u)]) links.push_back(resources.link(u));
     if (auto cap = needs.composites[c].cap_Bps) {
       auto* limit = flows->create_link(p.prefix + "composite" + std::to_string(c) + ".cap", *cap);
       limit->set_sharing_policy(sg4::Link::SharingPolicy::SHARED);
@@ -440,6 +475,8 @@ std::vector<OpTiming> Simulator::run(std::size_t platform, const Schedule& sched
 }
 
 void Simulator::check_invariants(bool on) { impl_->check = on; }
+
+void Simulator::reduce_identical(bool on) { impl_->reduce = on; }
 
 
 void Simulator::track_links() { impl_->track = true; }

@@ -53,6 +53,12 @@ class Simulator {
   /// after turning it on (it needs each route's links).
   void check_invariants(bool on);
 
+  /// On by default: of the capacity constraints composite flows cross, SimGrid gets one per set
+  /// of constraints crossed by the same flows the same number of times, the narrowest (exact:
+  /// src/engine/distinct_constraints.hpp). Off gives it every link, for comparing the two.
+  /// Applies to platforms added after the call.
+  void reduce_identical(bool on);
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

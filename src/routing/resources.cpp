@@ -38,10 +38,12 @@ std::optional<ResourceUse> ResourceTable::use(const Hop& hop) {
     std::vector<std::size_t> key;
     for (const LinkUse& m : members) key.push_back(m.link);
     bool up = members.front().forward;
-    auto it = bundles_.find(key);
-    if (it != bundles_.end()) return checked(it->second, up);
+    // A link belongs to one bundle at most: its owner, if any, must be this very bundle.
+    if (link_owner_.size() <= key.back()) link_owner_.resize(key.back() + 1, kNone);
+    if (std::size_t owner = link_owner_[key.front()]; owner != kNone && resources_[owner].links == key)
+      return checked(owner, up);
     for (std::size_t link : key)
-      if (!owner_.emplace(link, key).second)
+      if (link_owner_[link] != kNone)
         throw InputError(topology_.file(), topology_.link(link).where.pointer,
                          "link " + std::to_string(link) + " is striped with different sets of NVSwitch planes on "
                                                           "different routes; wire the planes evenly");
@@ -54,7 +56,7 @@ std::optional<ResourceUse> ResourceTable::use(const Hop& hop) {
     r.latency_s = latency_s;
     r.links = key;
     std::size_t index = declare(std::move(r));
-    bundles_.emplace(key, index);
+    for (std::size_t link : key) link_owner_[link] = index;
     return ResourceUse{index, up};
   }
   auto capacity = hop_capacity_Bps(topology_, hop, mode_);
@@ -65,9 +67,19 @@ std::optional<ResourceUse> ResourceTable::use(const Hop& hop) {
   }
   std::vector<Vertex> devices = hop.devices;
   std::sort(devices.begin(), devices.end());
+  // Most shared resources are one device's (a switch core, a CPU's memory, a GPU's SMs): a
+  // vector by device and kind finds them without building a map key.
+  const std::size_t kinds = static_cast<std::size_t>(Hop::Kind::gpu_sm) + 1;
+  std::size_t* single = nullptr;
+  if (devices.size() == 1) {
+    std::size_t slot = devices.front() * kinds + static_cast<std::size_t>(hop.kind);
+    if (single_owner_.size() <= slot) single_owner_.resize(slot + 1, kNone);
+    single = &single_owner_[slot];
+    if (*single != kNone) return checked(*single, true);
+  }
   auto key = std::make_pair(static_cast<int>(hop.kind), devices);
-  auto it = shared_.find(key);
-  if (it != shared_.end()) return checked(it->second, true);
+  if (single == nullptr)
+    if (auto it = shared_.find(key); it != shared_.end()) return checked(it->second, true);
   Resource r;
   r.name = to_string(hop.kind);
   for (Vertex v : devices) r.name += "." + topology_.device(v).id;
@@ -77,7 +89,8 @@ std::optional<ResourceUse> ResourceTable::use(const Hop& hop) {
   r.latency_s = latency_s;
   r.devices = devices;
   std::size_t index = declare(std::move(r));
-  shared_.emplace(key, index);
+  if (single != nullptr) *single = index;
+  else shared_.emplace(key, index);
   return ResourceUse{index, true};
 }
 

@@ -59,9 +59,10 @@ class ResourceTable {
   const Topology& topology_;
   TransferMode mode_;
   std::vector<Resource> resources_;
-  std::map<std::vector<std::size_t>, std::size_t> bundles_;   ///< sorted link indices -> resource
-  std::map<std::size_t, std::vector<std::size_t>> owner_;     ///< link -> its bundle's key
-  std::map<std::pair<int, std::vector<Vertex>>, std::size_t> shared_;  ///< (kind, devices) -> resource
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  std::vector<std::size_t> link_owner_;    ///< by link index: the resource of its bundle, or kNone
+  std::vector<std::size_t> single_owner_;  ///< by device x kinds + kind: a one-device shared resource
+  std::map<std::pair<int, std::vector<Vertex>>, std::size_t> shared_;  ///< (kind, devices) -> resource, 2+ devices
 };
 
 }  // namespace topsim

@@ -2,11 +2,14 @@
 // What to simulate, as plain data: transfers between GPUs and fixed delays, with dependencies.
 // Built by p2p, collectives and workloads; replayed by the engine (or by a fake in tests).
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
 
 namespace topsim {
+
+class RouteTable;  // routing/route_table.hpp: held here, used by the engine only
 
 struct Op {
   enum class Kind {
@@ -54,6 +57,10 @@ struct PlatformNeeds {
   bool all_pairs = true;                    ///< a route for every ordered GPU pair
   std::vector<std::pair<int, int>> pairs;   ///< else routes for these (src, dst) pairs only
   std::vector<Composite> composites;
+  /// The table the composites' routes were weighed with (a communicator's), or null. When it
+  /// serves the platform's topology and options, the engine takes routes and resources from it
+  /// instead of routing again.
+  std::shared_ptr<RouteTable> routes;
 };
 
 /// When an op started and finished, seconds since the schedule began.

@@ -15,16 +15,17 @@
 namespace topsim {
 
 /// Most devices a cluster may expand to (servers x devices per server, before the fabric's
-/// switches): 2^18, about 8,700 DGX A100 servers (69,000 GPUs). Each device costs a few KiB once
-/// built and routes are searched over all of them, so a file (or --nodes) asking for millions
-/// would take gigabytes and minutes; expand_cluster refuses it up front (docs/fuzzing.md).
-constexpr long long max_cluster_devices = 1LL << 18;
+/// switches): 2^23, about 8 million, so that 32,768 DGX H100 (262,144 GPUs, 35 devices each)
+/// fit. Each device costs about a KiB once built (its model is shared with its kind); a file (or
+/// --nodes) asking for more would take gigabytes and minutes, so expand_cluster refuses it up
+/// front (docs/fuzzing.md).
+constexpr long long max_cluster_devices = 1LL << 23;
 
-/// Largest GPU count of an expanded cluster, the same as a flat topology's (kMaxFlatGpus): the
-/// graph and its resources grow linearly, but routing and the collectives' plans grow faster,
-/// and well below this size a run already takes minutes (docs/limits.md has the measurements).
-/// It bounds what one command may ask; it is no promise that every size below it is quick.
-constexpr long long kMaxClusterGpus = 65536;
+/// Largest GPU count of an expanded cluster: 2^18 = 262,144, twice the 131,072 of the largest
+/// clusters planners size today, so they can be measured with room above (docs/limits.md has
+/// the times and memory measured). It bounds what one command may ask; it is no promise that
+/// every request below it is quick (routes between individual GPUs stop at 4096 GPUs).
+constexpr long long kMaxClusterGpus = 1LL << 18;
 
 /// One topology with every server's devices (ids prefixed "n<k>.", node = k) and links, then the
 /// fabric's switches (node -1) and links. Throws InputError at the cluster's place when the

@@ -168,6 +168,14 @@ Topology Topology::build(const TopologySpec& spec, const Catalog& catalog) {
   t.nodes_ = spec.nodes;
 
   std::map<std::string, Vertex> by_id;
+  using Model = std::variant<GpuModel, SwitchModel, CpuModel, NicModel>;
+  std::map<std::pair<DeviceType, std::string>, std::shared_ptr<const Model>> models;  ///< one copy per model
+  std::map<std::string, std::shared_ptr<const NcclModel>> nccl_models;                ///< by architecture
+  auto shared = [&](const DeviceSpec& ds, auto&& make) {
+    auto& slot = models[{ds.type, ds.model}];
+    if (!slot) slot = std::make_shared<const Model>(make());
+    return slot;
+  };
   for (const DeviceSpec& ds : spec.devices) {
     auto previous = by_id.find(ds.id);
     if (previous != by_id.end())
@@ -184,8 +192,12 @@ Topology Topology::build(const TopologySpec& spec, const Catalog& catalog) {
     SourceRef model_at = ds.where.at("model");
     switch (ds.type) {
       case DeviceType::gpu:
-        d.model = catalog.gpu(ds.model, model_at);
-        if (const NcclModel* nccl = catalog.nccl(d.gpu().architecture)) d.nccl = *nccl;
+        d.model = shared(ds, [&] { return Model(catalog.gpu(ds.model, model_at)); });
+        if (const NcclModel* nccl = catalog.nccl(d.gpu().architecture)) {
+          auto& slot = nccl_models[d.gpu().architecture];
+          if (!slot) slot = std::make_shared<const NcclModel>(*nccl);
+          d.nccl = slot;
+        }
         d.gpu_index = static_cast<int>(t.gpus_.size());
         break;
       case DeviceType::nvswitch:
@@ -201,16 +213,16 @@ Topology Topology::build(const TopologySpec& spec, const Catalog& catalog) {
                               : sw.kind == SwitchKind::pcie   ? "a PCIe switch"
                                                               : "a network switch") +
                              ", but the device type is " + to_string(ds.type));
-        d.model = sw;
+        d.model = shared(ds, [&] { return Model(sw); });
         break;
       }
-      case DeviceType::cpu: d.model = catalog.cpu(ds.model, model_at); break;
+      case DeviceType::cpu: d.model = shared(ds, [&] { return Model(catalog.cpu(ds.model, model_at)); }); break;
       case DeviceType::nic:
-        d.model = catalog.nic(ds.model, model_at);
+        d.model = shared(ds, [&] { return Model(catalog.nic(ds.model, model_at)); });
         d.nic_index = static_cast<int>(t.nics_.size());
         break;
     }
-    Vertex v = boost::add_vertex(d, t.graph_);
+    Vertex v = boost::add_vertex(std::move(d), t.graph_);
     by_id[ds.id] = v;
     if (ds.type == DeviceType::gpu) t.gpus_.push_back(v);
     if (ds.type == DeviceType::nic) t.nics_.push_back(v);

@@ -7,6 +7,7 @@
 //
 // Pure data plus queries: no routing decisions, no simulation.
 #include <boost/graph/adjacency_list.hpp>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -21,19 +22,22 @@ struct Device {
   std::string id;
   DeviceType type = DeviceType::gpu;
   std::string model_name;
-  std::variant<GpuModel, SwitchModel, CpuModel, NicModel> model;
+  /// Shared by every device of one model: a 100,000-GPU cluster holds each model once.
+  std::shared_ptr<const std::variant<GpuModel, SwitchModel, CpuModel, NicModel>> model;
   int gpu_index = -1;  ///< CUDA ordinal: order of appearance among GPUs; -1 for other devices
   int nic_index = -1;  ///< NIC ordinal as nvidia-smi numbers them; -1 for other devices
   int node = 0;        ///< server of a cluster it belongs to; -1 for fabric devices
   std::string cores;
   std::optional<int> numa_node;
-  std::optional<NcclModel> nccl;  ///< gpu only: NCCL's behaviour on its architecture, when models/ has it
+  /// gpu only: NCCL's behaviour on its architecture, when models/ has it (null otherwise);
+  /// shared by the GPUs of one architecture.
+  std::shared_ptr<const NcclModel> nccl;
   SourceRef where;
 
-  const GpuModel& gpu() const { return std::get<GpuModel>(model); }
-  const SwitchModel& switch_model() const { return std::get<SwitchModel>(model); }
-  const CpuModel& cpu() const { return std::get<CpuModel>(model); }
-  const NicModel& nic() const { return std::get<NicModel>(model); }
+  const GpuModel& gpu() const { return std::get<GpuModel>(*model); }
+  const SwitchModel& switch_model() const { return std::get<SwitchModel>(*model); }
+  const CpuModel& cpu() const { return std::get<CpuModel>(*model); }
+  const NicModel& nic() const { return std::get<NicModel>(*model); }
 };
 
 struct Link {

@@ -38,12 +38,12 @@ CollRequest request_of(const ValidationRow& row) {
 void add_things(const Topology& t, std::set<std::string>& things) {
   for (std::size_t v = 0; v < t.device_count(); ++v) {
     const Device& d = t.device(v);
-    if (std::holds_alternative<GpuModel>(d.model)) {
+    if (std::holds_alternative<GpuModel>(*d.model)) {
       things.insert("gpus:" + d.model_name);
       things.insert("nccl:" + d.gpu().architecture);
-    } else if (std::holds_alternative<SwitchModel>(d.model)) {
+    } else if (std::holds_alternative<SwitchModel>(*d.model)) {
       things.insert("switches:" + d.model_name);
-    } else if (std::holds_alternative<CpuModel>(d.model)) {
+    } else if (std::holds_alternative<CpuModel>(*d.model)) {
       things.insert("cpus:" + d.model_name);
     } else {
       things.insert("nics:" + d.model_name);

@@ -1,0 +1,89 @@
+#include "routing/route_table.hpp"
+
+#include <functional>
+
+namespace topsim {
+
+namespace {
+
+std::string hop_class(const Topology& t, const Hop& hop) {
+  switch (hop.kind) {
+    case Hop::Kind::link: return to_string(t.link(hop.links.front().link).kind);
+    case Hop::Kind::crossbar: {
+      DeviceType type = t.device(hop.devices.front()).type;
+      if (type == DeviceType::network_switch) return "network";
+      return type == DeviceType::pcie_switch ? "pcie" : to_string(type);
+    }
+    case Hop::Kind::host_memory: return "memory";
+    case Hop::Kind::copy_engine: return "copy-engine";
+    case Hop::Kind::staging: return "staging";
+    case Hop::Kind::gpu_sm: return "gpu";
+  }
+  return "?";
+}
+
+}  // namespace
+
+RouteTable::RouteTable(const Topology& topology, RouteOptions options)
+    : topology_(topology), options_(std::move(options)), table_(topology, options_.mode) {}
+
+bool RouteTable::serves(const Topology& topology, const RouteOptions& options) const {
+  return &topology == &topology_ && options.peer_access == options_.peer_access &&
+         options.gpu_direct == options_.gpu_direct && options.mode == options_.mode && options.ib_hca == options_.ib_hca;
+}
+
+std::size_t RouteTable::KeyHash::operator()(const Key& k) const {
+  // splitmix64's finaliser over the four ordinals: libstdc++ hashes integers to themselves, and
+  // GPU and NIC ordinals of one server differ only in their low bits.
+  auto mix = [](std::uint64_t x) {
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+  };
+  std::uint64_t gpus = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.src)) << 32) | static_cast<std::uint32_t>(k.dst);
+  std::uint64_t nics = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.src_nic)) << 32) | static_cast<std::uint32_t>(k.dst_nic);
+  return static_cast<std::size_t>(mix(gpus ^ mix(nics)));
+}
+
+ConstraintKey RouteTable::key(const ResourceUse& use) const {
+  bool split = table_.resources()[use.resource].sharing == Resource::Sharing::split_duplex;
+  return static_cast<ConstraintKey>(use.resource * 2 + (split && !use.up ? 1 : 0));
+}
+
+void RouteTable::name_new_resources(const Hop& hop, const ResourceUse& use) {
+  // A resource is declared by the hop that first uses it: this one. Its UP direction is its
+  // lowest-indexed link forward; a shared resource has one name for both keys.
+  while (classes_.size() < table_.resources().size()) {
+    const Resource& r = table_.resources()[classes_.size()];
+    classes_.push_back(hop_class(topology_, hop));
+    if (r.sharing == Resource::Sharing::split_duplex) {
+      Hop reversed = hop;
+      for (LinkUse& l : reversed.links) l.forward = !l.forward;
+      names_.push_back(describe(topology_, use.up ? hop : reversed));
+      names_.push_back(describe(topology_, use.up ? reversed : hop));
+    } else {
+      names_.push_back(describe(topology_, hop));
+      names_.push_back(names_.back());
+    }
+  }
+}
+
+const RouteTable::Entry& RouteTable::route(int src_gpu, int dst_gpu, int src_nic, int dst_nic) {
+  Key k{src_gpu, dst_gpu, src_nic, dst_nic};
+  auto found = entries_.find(k);
+  if (found != entries_.end()) return found->second;
+  Route route = src_nic >= 0 && dst_nic >= 0 ? find_route_via(topology_, src_gpu, src_nic, dst_nic, dst_gpu, options_)
+                                             : find_route(topology_, src_gpu, dst_gpu, options_);
+  Entry e;
+  e.kind = route.kind;
+  e.latency_s = path_latency_s(topology_, route.path);
+  e.bottleneck_Bps = path_bandwidth_Bps(topology_, route.path, options_.mode);
+  for (const Hop& hop : route.path.hops)
+    if (auto use = table_.use(hop)) {
+      name_new_resources(hop, *use);
+      e.uses.push_back(*use);
+    }
+  return entries_.emplace(k, std::move(e)).first->second;
+}
+
+}  // namespace topsim

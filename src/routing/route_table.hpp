@@ -1,0 +1,69 @@
+#pragma once
+// Routes of one topology under one set of route options, each found once, with the resources it
+// occupies. A communicator weighs its rings and trees with the table (collectives' Fabric) and
+// the engine simulates the same routes from it, so both see the same resources under the same
+// names, and a 100,000-GPU cluster is routed once, not once per consumer.
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "routing/resources.hpp"
+#include "routing/route.hpp"
+
+namespace topsim {
+
+/// A capacity constraint of a max-min system: a split-duplex resource's direction
+/// (resource x 2 + 0 up, + 1 down) or a shared resource (resource x 2).
+using ConstraintKey = std::uint32_t;
+
+class RouteTable {
+ public:
+  /// Keeps a reference to `topology`, which must outlive the table.
+  RouteTable(const Topology& topology, RouteOptions options);
+
+  struct Entry {
+    RouteKind kind = RouteKind::nvlink;
+    double latency_s = 0;           ///< path_latency_s
+    double bottleneck_Bps = 0;      ///< path_bandwidth_Bps under the options' mode
+    std::vector<ResourceUse> uses;  ///< resources crossed, in order, repeats kept
+  };
+
+  /// GPU to GPU (find_route), or through NIC ordinals `src_nic` and `dst_nic` of their servers
+  /// when both are >= 0 (find_route_via). Found on first use; the reference stays valid.
+  const Entry& route(int src_gpu, int dst_gpu, int src_nic = -1, int dst_nic = -1);
+
+  const Topology& topology() const { return topology_; }
+  const RouteOptions& options() const { return options_; }
+  /// Whether routes under `options` on `topology` are this table's.
+  bool serves(const Topology& topology, const RouteOptions& options) const;
+
+  const std::vector<Resource>& resources() const { return table_.resources(); }
+  ConstraintKey key(const ResourceUse& use) const;
+  /// The resource direction a key names, as `describe` prints the hop crossing it that way.
+  const std::string& name(ConstraintKey key) const { return names_.at(key); }
+  /// The class of a resource as `coll` reports bounds: nvlink, pcie, socket, numa, network
+  /// (links); nvswitch, cpu, network (switch cores); memory, copy-engine, staging, gpu.
+  const std::string& resource_class(std::size_t resource) const { return classes_.at(resource); }
+
+ private:
+  struct Key {
+    int src, dst, src_nic, dst_nic;
+    bool operator==(const Key& o) const {
+      return src == o.src && dst == o.dst && src_nic == o.src_nic && dst_nic == o.dst_nic;
+    }
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const;
+  };
+  void name_new_resources(const Hop& hop, const ResourceUse& use);
+
+  const Topology& topology_;
+  RouteOptions options_;
+  ResourceTable table_;
+  std::unordered_map<Key, Entry, KeyHash> entries_;
+  std::vector<std::string> names_;    ///< by key
+  std::vector<std::string> classes_;  ///< by resource
+};
+
+}  // namespace topsim
