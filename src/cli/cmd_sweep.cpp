@@ -13,6 +13,7 @@
 #include "cli/workload_common.hpp"
 #include "io/io.hpp"
 #include "report/result_file.hpp"
+#include "study/scenarios.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
 
@@ -89,7 +90,7 @@ void progress(std::size_t done, std::size_t total) {
 ResultFile sweep_collectives(const std::string& path, const std::string& source, const Context& context, int index,
                              int shards) {
   SweepSpec sweep = load_sweep(path);
-  Catalog catalog = context.catalog();
+  const Catalog& catalog = context.workspace().catalog();
   NcclVersion version;
   try {
     version = catalog.nccl_version(sweep.nccl);
@@ -114,7 +115,7 @@ ResultFile sweep_collectives(const std::string& path, const std::string& source,
     std::unique_ptr<Topology> topology;
     std::unique_ptr<Communicator> comm;
     std::vector<CollRequest> requests;
-    std::size_t platform = 0;
+    PlatformRunner* runner = nullptr;  ///< owned by the Batch
     std::string skipped;  ///< why the points of this group cannot run
   };
   std::map<std::string, Group> groups;
@@ -139,7 +140,7 @@ ResultFile sweep_collectives(const std::string& path, const std::string& source,
       try {
         ScaleOut scale;
         if (by_nodes) scale.nodes = p.count;
-        g.topology = std::make_unique<Topology>(context.topology(p.topology, scale));
+        g.topology = std::make_unique<Topology>(context.workspace().topology(p.topology, scale));
         int gpus = by_nodes ? g.topology->gpu_count() : p.count;
         if (gpus > g.topology->gpu_count())
           throw UsageError(p.topology + " has " + std::to_string(g.topology->gpu_count()) + " GPUs");
@@ -157,9 +158,9 @@ ResultFile sweep_collectives(const std::string& path, const std::string& source,
     if (g.comm) g.requests.push_back(request_of(p));
     mine.emplace_back(i, key);
   }
-  Simulator simulator;
+  Batch batch;
   for (auto& [key, g] : groups)
-    if (g.comm) g.platform = simulator.add_platform(*g.topology, g.comm->routes(), g.comm->needs(g.requests));
+    if (g.comm) g.runner = &batch.add(*g.topology, g.comm->routes(), g.comm->needs(g.requests));
 
   for (std::size_t n = 0; n < mine.size(); ++n) {
     const auto& [i, key] = mine[n];
@@ -174,10 +175,9 @@ ResultFile sweep_collectives(const std::string& path, const std::string& source,
     if (!g.comm) {
       row.fields.emplace_back("status", "skipped: " + g.skipped);
     } else {
-      PlatformRunner runner(simulator, g.platform);
       std::string status = "ok";
       try {
-        CollResult r = g.comm->run(request_of(p), runner);
+        CollResult r = g.comm->run(request_of(p), *g.runner);
         row.fields.emplace_back("status", status);
         row.fields.emplace_back("gpus_total", static_cast<long long>(g.comm->ranks()));
         row.fields.emplace_back("size_B", static_cast<long long>(std::llround(r.size.size_B)));
@@ -217,14 +217,10 @@ ResultFile sweep_scenario(const std::string& path, const std::string& source, co
     }
   ResultFile out = envelope(points, source, index, shards);
 
-  Catalog catalog = context.catalog();
-  Simulator simulator;
-  TopologyFactory topologies = [&](const std::string& t, const ScaleOut& s, const std::string& gpu) {
-    return context.topology(t, s, gpu);
-  };
-  PlatformFactory platforms = [&](const Topology& t, const RouteOptions& routes, const PlatformNeeds& needs) {
-    return std::unique_ptr<Runner>(new PlatformRunner(simulator, simulator.add_platform(t, routes, needs)));
-  };
+  const Catalog& catalog = context.workspace().catalog();
+  Batch batch;
+  TopologyFactory topologies = topology_factory(context.workspace());
+  PlatformFactory platforms = batch.platforms();
   std::vector<std::pair<std::size_t, std::unique_ptr<ScenarioRunner>>> mine;
   for (std::size_t i = 0; i < points.size(); ++i)
     if (static_cast<int>(i % static_cast<std::size_t>(shards)) == index - 1)
@@ -264,7 +260,7 @@ void add_sweep_command(CLI::App& app, Context& context) {
   sweep->add_option("--shard", args->shard, "Run the i-th of n shares of the points (1/3, 2/3, 3/3)")->default_val("1/1");
   sweep->callback([args, &context]() {
     auto [index, shards] = parse_shard(args->shard);
-    std::string path = context.scenario_path(args->file);
+    std::string path = context.workspace().scenario_path(args->file);
     // The file as the user named it, so that results do not depend on where the data lives.
     ResultFile result = is_sweep_file(path) ? sweep_collectives(path, args->file, context, index, shards)
                                             : sweep_scenario(path, args->file, context, index, shards);

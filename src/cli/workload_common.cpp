@@ -32,18 +32,6 @@ void select_variant(ScenarioSpec& scenario, const std::string& name) {
   throw UsageError("--variant " + name + ": the scenario's variants are " + join(names, ", "));
 }
 
-std::vector<ScenarioPoint> run_scenario_points(const ScenarioSpec& scenario, const Context& context, Simulator& simulator) {
-  Catalog catalog = context.catalog();
-  TopologyFactory topologies = [&](const std::string& topology, const ScaleOut& scale, const std::string& gpu) {
-    return context.topology(topology, scale, gpu);
-  };
-  PlatformFactory platforms = [&](const Topology& topology, const RouteOptions& routes, const PlatformNeeds& needs) {
-    std::size_t platform = simulator.add_platform(topology, routes, needs);
-    return std::unique_ptr<Runner>(new PlatformRunner(simulator, platform));
-  };
-  return run_scenario(scenario, catalog, topologies, platforms);
-}
-
 Table scenario_table(const std::vector<ScenarioPoint>& points, Format format) {
   const bool seconds = format != Format::table;
   const double unit = seconds ? 1 : 1e3;

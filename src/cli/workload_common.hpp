@@ -1,10 +1,9 @@
 #pragma once
-// What `run` and `compare` share: running a scenario's points on one engine, and its table.
+// What `run` and `compare` share: a scenario's counts and variants from flags, and its table.
 #include <string>
 #include <vector>
 
 #include "cli/common.hpp"
-#include "engine/simulator.hpp"
 #include "workload/scenario.hpp"
 
 namespace topsim {
@@ -14,9 +13,6 @@ void override_counts(ScenarioSpec& scenario, const std::string& gpus, const std:
 
 /// Keeps only the variant named `name`; UsageError listing the names when none is.
 void select_variant(ScenarioSpec& scenario, const std::string& name);
-
-/// Runs every point of a scenario on `simulator` (topologies through the context).
-std::vector<ScenarioPoint> run_scenario_points(const ScenarioSpec& scenario, const Context& context, Simulator& simulator);
 
 /// One row per point: variant, topology, GPUs, servers, iteration time and its parts,
 /// throughput, speedup and efficiency, and the ratio to the first variant's throughput at the
