@@ -333,6 +333,14 @@ std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions
   }
   if (zone != nullptr) zone->seal();
   flows->seal();
+  // SimGrid seals hosts with the engine's root zone, and this Simulator's zones are not under
+  // it (see ProcessEngine): an unsealed host has no CPU constraint and crashes the first Exec.
+  for (sg4::Host* host : p.timers) host->seal();
+  for (sg4::Host* host : p.hosts) host->seal();
+  for (const auto& [in, out] : p.composites) {
+    in->seal();
+    out->seal();
+  }
   impl_->platforms.push_back(std::move(p));
   return impl_->platforms.size() - 1;
 }
