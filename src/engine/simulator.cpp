@@ -179,14 +179,16 @@ void check_run(const Platform& p, const std::vector<Segment>& segments, const Sc
 }
 
 // SimGrid has one engine per process, and a destroyed engine cannot be made again (a second
-// one aborts inside SimGrid). So the engine is made on first use and never destroyed, and every
-// Simulator builds its platforms in a root zone of its own. The engine's root zone is sealed at
-// the first run and then takes no children, so a Simulator's root has no parent: it takes the
-// engine root's models (network, CPU, host, disk) and its hosts route inside it alone.
+// one aborts inside SimGrid). So the engine is made on first use and never destroyed. The first
+// Simulator builds its platforms under the engine's root zone; that zone is sealed at its first
+// run and then takes no children, so every later Simulator builds in a root zone of its own
+// with no parent: it takes the engine root's models (network, CPU, host, disk), and its hosts
+// route inside it alone.
 struct ProcessEngine {
   sg4::Engine* engine = nullptr;  ///< never deleted: SimGrid cannot make another
   sg4::NetZone* root = nullptr;   ///< the engine's root zone; only lends its models
   int simulators = 0;             ///< Simulators made so far: names their platforms apart
+  bool root_taken = false;        ///< the first Simulator builds in the engine's root zone
   /// The running schedule's completion handler. SimGrid's completion signal is static and
   /// cannot be disconnected: it is connected once and dispatches to the run in progress.
   std::function<void(const sg4::Activity&)> on_done;
@@ -226,6 +228,7 @@ struct Simulator::Impl {
   ProcessEngine* shared = nullptr;
   std::string prefix;  ///< "" for the process's first Simulator, "sN." after: SimGrid names are global
   sg4::NetZone* root = nullptr;
+  bool own_root = false;  ///< a parentless zone (not the engine's root): its hosts are sealed here
   std::vector<Platform> platforms;
   bool sealed = false;
 
@@ -241,7 +244,15 @@ Simulator::Simulator() : impl_(std::make_unique<Impl>()) {
   impl_->shared = &shared;
   int index = shared.simulators++;
   impl_->prefix = index == 0 ? "" : "s" + std::to_string(index) + ".";
+  if (!shared.root_taken) {
+    // The common case, one Simulator per command: its platforms under the engine's root zone,
+    // where SimGrid seals and routes them itself (the fastest shape, and the one it tests).
+    shared.root_taken = true;
+    impl_->root = shared.root;
+    return;
+  }
   impl_->root = sg4::create_full_zone(impl_->prefix + "topsim.platforms");
+  impl_->own_root = true;
   auto* zone = impl_->root->get_impl();
   const auto* lender = shared.root->get_impl();
   zone->set_network_model(lender->get_network_model());
@@ -335,11 +346,13 @@ std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions
   flows->seal();
   // SimGrid seals hosts with the engine's root zone, and this Simulator's zones are not under
   // it (see ProcessEngine): an unsealed host has no CPU constraint and crashes the first Exec.
-  for (sg4::Host* host : p.timers) host->seal();
-  for (sg4::Host* host : p.hosts) host->seal();
-  for (const auto& [in, out] : p.composites) {
-    in->seal();
-    out->seal();
+  if (impl_->own_root) {
+    for (sg4::Host* host : p.timers) host->seal();
+    for (sg4::Host* host : p.hosts) host->seal();
+    for (const auto& [in, out] : p.composites) {
+      in->seal();
+      out->seal();
+    }
   }
   impl_->platforms.push_back(std::move(p));
   return impl_->platforms.size() - 1;
