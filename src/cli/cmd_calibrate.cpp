@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "cli/common.hpp"
-#include "cli/validation_common.hpp"
+#include "study/predictions.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
 
@@ -58,10 +58,10 @@ void add_calibrate_command(CLI::App& app, Context& context) {
   add_format_option(*calibrate_cmd, args->format);
   calibrate_cmd->add_option("files", args->files, "Validation files (default: every scenarios/validation/*.json)");
   calibrate_cmd->callback([args, &context]() {
-    std::vector<ValidationRow> rows = load_validation_rows(context, args->files);
-    ModelSet committed = ModelSet::load(context.models());
+    std::vector<ValidationRow> rows = load_validation_rows(context.workspace(), args->files);
+    ModelSet committed = ModelSet::load(context.workspace().models());
     ModelSet models = committed;
-    CalibrationReport report = calibrate(models, rows, child_predictor(context));
+    CalibrationReport report = calibrate(models, rows, child_predictor(context.workspace()));
     Format format = parse_format(args->format);
     context.out = constants_table(report, models).render(format);
     auto changed = models.changed_files();

@@ -6,7 +6,7 @@
 #include "cli/link_usage_options.hpp"
 #include "cli/common.hpp"
 #include "collectives/communicator.hpp"
-#include "engine/simulator.hpp"
+#include "study/batch.hpp"
 #include "p2p/p2p.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
@@ -190,8 +190,8 @@ void add_coll_command(CLI::App& app, Context& context) {
   add_scale_out_options(*coll, args->scale);
   add_link_usage_options(*coll, args->usage);
   coll->callback([args, &context]() {
-    Catalog catalog = context.catalog();  // parsed once, for the topology and the NCCL version
-    Topology t = context.topology(args->topology, args->scale, "", catalog);
+    const Catalog& catalog = context.workspace().catalog();  // parsed once, for the topology and the NCCL version
+    Topology t = context.workspace().topology(args->topology, args->scale, "", catalog);
     Format format = parse_format(args->format);
     std::vector<CollOp> ops = args->op == "all" ? all_ops() : std::vector<CollOp>{parse_op(args->op)};
     CollRequest base = request_of(args->request, CollOp::allreduce);
@@ -208,13 +208,10 @@ void add_coll_command(CLI::App& app, Context& context) {
       }
     Communicator comm(t, gpus_of(*args, t), catalog.nccl_version(args->request.nccl), routes_of(args->request));
     PlatformNeeds needs = comm.needs(requests);
-    Simulator simulator;
-    if (args->usage.any()) {
-      if (requests.size() != 1)
-        throw UsageError("--heatmap and --link-usage draw one run: give one --op and one size (-b equal to -e)");
-      simulator.track_links();
-    }
-    PlatformRunner runner(simulator, simulator.add_platform(t, comm.routes(), needs));
+    if (args->usage.any() && requests.size() != 1)
+      throw UsageError("--heatmap and --link-usage draw one run: give one --op and one size (-b equal to -e)");
+    Batch batch(args->usage.any());
+    PlatformRunner& runner = batch.add(t, comm.routes(), needs);
     std::vector<CollResult> results;
     for (const CollRequest& r : requests) results.push_back(comm.run(r, runner));
     if (args->usage.any()) {
@@ -223,7 +220,7 @@ void add_coll_command(CLI::App& app, Context& context) {
       chosen.algo = results.front().algo;
       chosen.proto = results.front().proto;
       comm.run(chosen, runner);
-      write_link_usage(args->usage, simulator,
+      write_link_usage(args->usage, batch.simulator(),
                        std::string(to_string(chosen.op)) + " " + format_size(chosen.size_B) + " on " + t.name() + " (" +
                            to_string(*chosen.algo) + "/" + to_string(*chosen.proto) + ")");
     }

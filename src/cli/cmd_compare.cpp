@@ -5,6 +5,7 @@
 
 #include "cli/workload_common.hpp"
 #include "io/io.hpp"
+#include "study/scenarios.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
 
@@ -42,7 +43,7 @@ void add_compare_command(CLI::App& app, Context& context) {
   compare->add_option("--nodes", args->nodes, "Server counts (replaces the scenario's)");
   compare->callback([args, &context]() {
     Format format = parse_format(args->format);
-    std::string path = context.scenario_path(args->scenario);
+    std::string path = context.workspace().scenario_path(args->scenario);
     if (is_trace_file(path)) throw UsageError(path + " is a trace; compare runs training scenarios (topsim run replays traces)");
     ScenarioSpec scenario = load_scenario(path);
     override_counts(scenario, args->gpus, args->nodes);
@@ -79,8 +80,8 @@ void add_compare_command(CLI::App& app, Context& context) {
       throw UsageError("nothing to compare: list two or more values in --topologies, --gpu, --nic or --nics-per-node");
     scenario.variants = variants;
 
-    Simulator simulator;
-    std::vector<ScenarioPoint> points = run_scenario_points(scenario, context, simulator);
+    Batch batch;
+    std::vector<ScenarioPoint> points = run_scenario_points(scenario, context.workspace(), batch);
     if (format != Format::table) {
       context.out = scenario_table(points, format).render(format);
       return;
@@ -103,7 +104,7 @@ void add_compare_command(CLI::App& app, Context& context) {
       }
       table.add_row(row);
     }
-    Catalog catalog = context.catalog();
+    const Catalog& catalog = context.workspace().catalog();
     const Network& net = catalog.network(scenario.training.network, scenario.where.at("training").at("network"));
     std::string text = "# topsim compare: " + scenario.description + "\n# throughput in " + net.sample +
                        "s/s per " + (by_nodes ? "server count" : "GPU count") +

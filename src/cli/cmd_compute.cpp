@@ -120,7 +120,7 @@ void add_compute_command(CLI::App& app, Context& context) {
   compute->callback([args, &context]() {
     Format format = parse_format(args->format);
     Kernel kernel = kernel_of(*args);
-    Catalog catalog = context.catalog();
+    const Catalog& catalog = context.workspace().catalog();
     const GpuModel* found = nullptr;
     try {
       found = &catalog.gpu(args->gpu, {});

@@ -28,7 +28,7 @@ struct ImportArgs {
 std::vector<TopologySpec> bundled_servers(const Context& context) {
   std::vector<std::string> paths;
   std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(context.data_dir + "/topologies", ec))
+  for (const auto& entry : std::filesystem::directory_iterator(context.workspace().data_dir() + "/topologies", ec))
     if (entry.path().extension() == ".json") paths.push_back(entry.path().string());
   std::sort(paths.begin(), paths.end());
   std::vector<TopologySpec> servers;
@@ -68,7 +68,7 @@ void run_import(Context& context, const ImportArgs& args, bool xml) {
     matrix = parse_nvidia_smi(text, args.input);
     machine = smi_machine(*matrix);
   }
-  Catalog catalog = context.catalog();
+  const Catalog& catalog = context.workspace().catalog();
   ImportOptions options = args.options;
   if (options.name.empty())
     options.name = args.output.empty() ? "imported" : std::filesystem::path(args.output).stem().string();

@@ -45,7 +45,7 @@ void add_nccl_command(CLI::App& app, Context& context) {
   auto format = std::make_shared<std::string>();
   add_format_option(*versions, *format);
   versions->callback([format, &context]() {
-    Catalog catalog = context.catalog();
+    const Catalog& catalog = context.workspace().catalog();
     context.out = versions_text(catalog, parse_format(*format));
   });
 
@@ -60,8 +60,8 @@ void add_nccl_command(CLI::App& app, Context& context) {
   add_request_options(*choose, args->request);
   choose->callback([args, &context]() {
     Format format = parse_format(args->format);
-    Catalog catalog = context.catalog();
-    Topology t = context.topology(args->topology, args->scale, "", catalog);
+    const Catalog& catalog = context.workspace().catalog();
+    Topology t = context.workspace().topology(args->topology, args->scale, "", catalog);
     std::vector<int> gpus(static_cast<std::size_t>(t.gpu_count()));
     for (int g = 0; g < t.gpu_count(); ++g) gpus[static_cast<std::size_t>(g)] = g;
     const NcclVersion& version = catalog.nccl_version(args->request.nccl);

@@ -1,6 +1,6 @@
 // topsim p2p: predicted p2pBandwidthLatencyTest matrices, or bandwidth against message size.
 #include "cli/common.hpp"
-#include "engine/simulator.hpp"
+#include "study/batch.hpp"
 #include "p2p/p2p.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
@@ -128,14 +128,13 @@ void add_p2p_command(CLI::App& app, Context& context) {
   p2p->add_option("-e,--maxbytes", args->end, "Last size of the sweep")->needs(src);
   p2p->add_option("-f,--stepfactor", args->factor, "Size multiplier between sweep points")->needs(src)->default_val(2);
   p2p->callback([args, &context]() {
-    Topology t = context.topology(args->topology);
+    Topology t = context.workspace().topology(args->topology);
     Format format = parse_format(args->format);
     P2pOptions options;
     options.method = parse_copy_method(args->method);
     options.peer_access = !args->no_p2p;
-    Simulator simulator;
-    PlatformRunner runner(simulator, simulator.add_platform(t, route_options(options)));
-    P2pBench bench(t, runner, options);
+    Batch batch;
+    P2pBench bench(t, batch.add(t, route_options(options)), options);
     context.out = args->src >= 0 || args->dst >= 0 ? run_sweep(t, bench, *args, format)
                                                      : run_matrix(t, bench, *args, format);
   });

@@ -6,6 +6,7 @@
 #include "cli/link_usage_options.hpp"
 #include "cli/workload_common.hpp"
 #include "io/io.hpp"
+#include "study/scenarios.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
 #include "workload/training.hpp"
@@ -48,19 +49,16 @@ std::string scenario_header(const ScenarioSpec& s, const Catalog& catalog) {
 void run_trace(const RunArgs& args, Context& context, Format format) {
   if (args.topology.empty()) throw UsageError("a trace names no topology: give --topology NAME|PATH");
   TraceSpec trace = load_trace(args.file);
-  Catalog catalog = context.catalog();
-  Topology topology = context.topology(args.topology, args.scale, args.gpu);
+  const Catalog& catalog = context.workspace().catalog();
+  Topology topology = context.workspace().topology(args.topology, args.scale, args.gpu);
   ReplayOptions options;
   options.routes.peer_access = !args.no_p2p;
   options.routes.gpu_direct = !args.no_gdr;
   options.nccl = catalog.nccl_version(args.nccl).name;
   Replay replay(topology, catalog, trace, options);
-  Simulator simulator;
-  if (args.usage.any()) simulator.track_links();
-  std::size_t platform = simulator.add_platform(topology, replay.routes(), replay.needs());
-  PlatformRunner runner(simulator, platform);
-  ReplayResult r = replay.run(runner);
-  if (args.usage.any()) write_link_usage(args.usage, simulator, "trace " + args.file + " on " + topology.name());
+  Batch batch(args.usage.any());
+  ReplayResult r = replay.run(batch.add(topology, replay.routes(), replay.needs()));
+  if (args.usage.any()) write_link_usage(args.usage, batch.simulator(), "trace " + args.file + " on " + topology.name());
   bool seconds = format != Format::table;
   double unit = seconds ? 1 : 1e3;
   std::string suffix = seconds ? "_s" : "_ms";
@@ -110,7 +108,7 @@ void add_run_command(CLI::App& app, Context& context) {
   run->callback([args, &context]() {
     Format format = parse_format(args->format);
     const std::string given = args->file;  // as the user named it, for titles
-    args->file = context.scenario_path(args->file);
+    args->file = context.workspace().scenario_path(args->file);
     if (is_trace_file(args->file)) {
       if (!args->gpus.empty()) throw UsageError("--gpus: a trace has its own ranks");
       if (!args->nodes.empty()) args->scale.nodes = counts_option(args->nodes, "--nodes").back();
@@ -121,7 +119,7 @@ void add_run_command(CLI::App& app, Context& context) {
     if (args->no_p2p || args->no_gdr) throw UsageError("--no-p2p and --no-gdr apply to traces; scenarios run NCCL's defaults");
     ScenarioSpec scenario = load_scenario(args->file);
     if (!args->topology.empty()) scenario.topology = args->topology;
-    if (!args->nccl.empty()) scenario.nccl = context.catalog().nccl_version(args->nccl).name;
+    if (!args->nccl.empty()) scenario.nccl = context.workspace().catalog().nccl_version(args->nccl).name;
     override_counts(scenario, args->gpus, args->nodes);
     for (Variant& v : scenario.variants) {
       if (v.gpu.empty()) v.gpu = args->gpu;
@@ -129,19 +127,18 @@ void add_run_command(CLI::App& app, Context& context) {
       if (v.nics_per_node == 0) v.nics_per_node = args->scale.nics_per_node;
     }
     if (!args->variant.empty()) select_variant(scenario, args->variant);
-    Simulator simulator;
     if (args->usage.any()) {
       std::size_t counts = scenario.gpus.empty() ? scenario.nodes.size() : scenario.gpus.size();
       if (counts * scenario.variants.size() != 1)
         throw UsageError("--heatmap and --link-usage draw one run, and this scenario has " +
                          std::to_string(counts * scenario.variants.size()) + " points: choose one count with --gpus N or "
                          "--nodes N" + (scenario.variants.size() > 1 ? " and one variant with --variant NAME" : ""));
-      simulator.track_links();
     }
-    std::vector<ScenarioPoint> points = run_scenario_points(scenario, context, simulator);
+    Batch batch(args->usage.any());
+    std::vector<ScenarioPoint> points = run_scenario_points(scenario, context.workspace(), batch);
     if (args->usage.any()) {
       const ScenarioPoint& p = points.front();
-      write_link_usage(args->usage, simulator,
+      write_link_usage(args->usage, batch.simulator(),
                        given + (p.variant.empty() ? "" : " " + p.variant) + " on " + p.topology + ", " +
                            std::to_string(p.gpus) + " GPUs");
     }
@@ -151,7 +148,7 @@ void add_run_command(CLI::App& app, Context& context) {
     if (!args->gpu.empty()) what_if.push_back("--gpu " + args->gpu);
     if (!args->scale.nic.empty()) what_if.push_back("--nic " + args->scale.nic);
     if (args->scale.nics_per_node > 0) what_if.push_back("--nics-per-node " + std::to_string(args->scale.nics_per_node));
-    std::string header = scenario_header(scenario, context.catalog());
+    std::string header = scenario_header(scenario, context.workspace().catalog());
     if (!what_if.empty()) header += "# what-if: " + join(what_if, ", ") + "\n";
     context.out = format == Format::table ? header + table.to_text() : table.render(format);
   });

@@ -5,7 +5,7 @@
 
 #include "cli/coll_common.hpp"
 #include "cli/common.hpp"
-#include "engine/simulator.hpp"
+#include "study/batch.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
 
@@ -30,7 +30,7 @@ struct ScaleArgs {
 struct Point {
   std::unique_ptr<Topology> topology;
   std::unique_ptr<Communicator> comm;
-  std::size_t platform = 0;
+  PlatformRunner* runner = nullptr;  ///< owned by the command's Batch
 };
 
 }  // namespace
@@ -54,9 +54,9 @@ void add_scale_command(CLI::App& app, Context& context) {
     request.size_B = size_option(args->size, "-b");
     std::vector<int> counts = counts_option(args->nodes, "--nodes");
 
-    Catalog catalog = context.catalog();  // parsed once, for every point and the NCCL version
+    const Catalog& catalog = context.workspace().catalog();  // parsed once, for every point and the NCCL version
     const NcclVersion& version = catalog.nccl_version(args->request.nccl);
-    Simulator simulator;
+    Batch batch;
     std::vector<Point> points;
     for (int nodes : counts) {
       ScaleOut scale_out;
@@ -64,11 +64,11 @@ void add_scale_command(CLI::App& app, Context& context) {
       scale_out.nic = args->nic;
       scale_out.nics_per_node = args->nics_per_node;
       Point p;
-      p.topology = std::make_unique<Topology>(context.topology(args->topology, scale_out, "", catalog));
+      p.topology = std::make_unique<Topology>(context.workspace().topology(args->topology, scale_out));
       std::vector<int> gpus(static_cast<std::size_t>(p.topology->gpu_count()));
       for (int g = 0; g < p.topology->gpu_count(); ++g) gpus[static_cast<std::size_t>(g)] = g;
       p.comm = std::make_unique<Communicator>(*p.topology, gpus, version, routes_of(args->request));
-      p.platform = simulator.add_platform(*p.topology, p.comm->routes(), p.comm->needs({request}));
+      p.runner = &batch.add(*p.topology, p.comm->routes(), p.comm->needs({request}));
       points.push_back(std::move(p));
     }
 
@@ -85,8 +85,7 @@ void add_scale_command(CLI::App& app, Context& context) {
                  {"bound_detail"}});
     double first_busbw = 0;
     for (std::size_t i = 0; i < points.size(); ++i) {
-      PlatformRunner runner(simulator, points[i].platform);
-      CollResult r = points[i].comm->run(request, runner);
+      CollResult r = points[i].comm->run(request, *points[i].runner);
       if (i == 0) first_busbw = r.busbw_Bps;
       table.add_row({static_cast<long long>(counts[i]), static_cast<long long>(points[i].comm->ranks()),
                      std::string(to_string(r.algo)), std::string(to_string(r.proto)),

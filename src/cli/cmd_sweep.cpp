@@ -1,7 +1,7 @@
 // topsim sweep: every point of a grid (a sweep file's collectives, or a training scenario's
 // variants x counts) as one JSON row; --shard i/n runs every n-th point from the i-th, so that
-// a job array spreads a grid over machines. topsim merge joins the shards into what one run
-// writes. All points of a shard are laid out before the first runs (one engine per process).
+// a job array spreads a grid over machines (the grid runs in study/sweep). topsim merge joins
+// the shards into what one run writes.
 #include <unistd.h>
 
 #include <cmath>
@@ -10,9 +10,10 @@
 #include <map>
 #include <memory>
 
-#include "cli/workload_common.hpp"
+#include "cli/common.hpp"
 #include "io/io.hpp"
 #include "report/result_file.hpp"
+#include "study/sweep.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
 
@@ -41,216 +42,9 @@ std::pair<int, int> parse_shard(const std::string& text) {
   return {i[0], n[0]};
 }
 
-// FNV-1a over the point ids: two files with the same fingerprint describe the same grid.
-std::string fingerprint(const std::vector<std::string>& ids) {
-  unsigned long long h = 14695981039346656037ull;
-  for (const auto& id : ids) {
-    for (unsigned char c : id + "\n") {
-      h ^= c;
-      h *= 1099511628211ull;
-    }
-  }
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", h);
-  return text;
-}
-
-// A result file for a grid of points (each with an `id`), before its rows.
-template <typename Point>
-ResultFile envelope(const std::vector<Point>& points, const std::string& source, int index, int shards) {
-  std::vector<std::string> ids;
-  for (const auto& p : points) ids.push_back(p.id);
-  ResultFile out;
-  out.source = source;
-  out.grid = fingerprint(ids);
-  out.points = static_cast<long long>(points.size());
-  out.shard_index = index;
-  out.shard_count = shards;
-  return out;
-}
-
-// A point of a collective sweep.
-struct CollPoint {
-  std::string id;
-  std::string topology;
-  int count = 0;
-  std::string op;
-  std::size_t size = 0;
-  const SweepOverride* override = nullptr;
-};
-
-ResultValue rounded(double value, int digits) { return round_to(value, digits); }
-
 void progress(std::size_t done, std::size_t total) {
   if (isatty(STDERR_FILENO)) std::fprintf(stderr, "\rtopsim sweep: %zu/%zu points", done, total);
   if (isatty(STDERR_FILENO) && done == total) std::fprintf(stderr, "\n");
-}
-
-ResultFile sweep_collectives(const std::string& path, const std::string& source, const Context& context, int index,
-                             int shards) {
-  SweepSpec sweep = load_sweep(path);
-  Catalog catalog = context.catalog();
-  NcclVersion version;
-  try {
-    version = catalog.nccl_version(sweep.nccl);
-  } catch (const UsageError& e) {
-    throw InputError(sweep.where.file, "/sweep/nccl", e.what());
-  }
-  const bool by_nodes = sweep.gpus.empty();
-  const std::vector<int>& counts = by_nodes ? sweep.nodes : sweep.gpus;
-  std::vector<CollPoint> points;
-  for (const auto& t : sweep.topologies)
-    for (int c : counts)
-      for (const auto& op : sweep.ops)
-        for (std::size_t z = 0; z < sweep.sizes.size(); ++z)
-          for (const auto& o : sweep.overrides)
-            points.push_back({t + (by_nodes ? "/nodes=" : "/gpus=") + std::to_string(c) + "/" + op + "/" + sweep.sizes[z] +
-                                  "/" + o.name,
-                              t, c, op, z, &o});
-  ResultFile out = envelope(points, source, index, shards);
-
-  // This shard's points, each with its communicator (one per topology, count and routes).
-  struct Group {
-    std::unique_ptr<Topology> topology;
-    std::unique_ptr<Communicator> comm;
-    std::vector<CollRequest> requests;
-    std::size_t platform = 0;
-    std::string skipped;  ///< why the points of this group cannot run
-  };
-  std::map<std::string, Group> groups;
-  std::vector<std::pair<std::size_t, std::string>> mine;  // point index, group key
-  auto request_of = [&](const CollPoint& p) {
-    CollRequest r;
-    r.op = parse_op(p.op);
-    r.dtype = parse_dtype(sweep.dtype);
-    r.size_B = sweep.sizes_B[p.size];
-    if (!p.override->algo.empty()) r.algo = parse_algo(p.override->algo);
-    if (!p.override->proto.empty()) r.proto = parse_proto(p.override->proto);
-    r.channels = p.override->channels;
-    return r;
-  };
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    if (static_cast<int>(i % static_cast<std::size_t>(shards)) != index - 1) continue;
-    const CollPoint& p = points[i];
-    std::string key = p.topology + "|" + std::to_string(p.count) + "|" + (p.override->peer_access ? "p" : "-") +
-                      (p.override->gpu_direct ? "g" : "-");
-    Group& g = groups[key];
-    if (!g.topology && g.skipped.empty()) {
-      try {
-        ScaleOut scale;
-        if (by_nodes) scale.nodes = p.count;
-        g.topology = std::make_unique<Topology>(context.topology(p.topology, scale));
-        int gpus = by_nodes ? g.topology->gpu_count() : p.count;
-        if (gpus > g.topology->gpu_count())
-          throw UsageError(p.topology + " has " + std::to_string(g.topology->gpu_count()) + " GPUs");
-        std::vector<int> ranks(static_cast<std::size_t>(gpus));
-        for (int r = 0; r < gpus; ++r) ranks[static_cast<std::size_t>(r)] = r;
-        RouteOptions routes;
-        routes.peer_access = p.override->peer_access;
-        routes.gpu_direct = p.override->gpu_direct;
-        g.comm = std::make_unique<Communicator>(*g.topology, ranks, version, routes);
-      } catch (const UsageError& e) {
-        g.topology.reset();
-        g.skipped = e.what();
-      }
-    }
-    if (g.comm) g.requests.push_back(request_of(p));
-    mine.emplace_back(i, key);
-  }
-  Simulator simulator;
-  for (auto& [key, g] : groups)
-    if (g.comm) g.platform = simulator.add_platform(*g.topology, g.comm->routes(), g.comm->needs(g.requests));
-
-  for (std::size_t n = 0; n < mine.size(); ++n) {
-    const auto& [i, key] = mine[n];
-    const CollPoint& p = points[i];
-    Group& g = groups.at(key);
-    ResultRow row;
-    row.fields = {{"point", static_cast<long long>(i)}, {"id", p.id}, {"topology", p.topology}};
-    row.fields.emplace_back(by_nodes ? "nodes" : "gpus", static_cast<long long>(p.count));
-    row.fields.emplace_back("op", p.op);
-    row.fields.emplace_back("size", sweep.sizes[p.size]);
-    row.fields.emplace_back("override", p.override->name);
-    if (!g.comm) {
-      row.fields.emplace_back("status", "skipped: " + g.skipped);
-    } else {
-      PlatformRunner runner(simulator, g.platform);
-      std::string status = "ok";
-      try {
-        CollResult r = g.comm->run(request_of(p), runner);
-        row.fields.emplace_back("status", status);
-        row.fields.emplace_back("gpus_total", static_cast<long long>(g.comm->ranks()));
-        row.fields.emplace_back("size_B", static_cast<long long>(std::llround(r.size.size_B)));
-        row.fields.emplace_back("algo", std::string(to_string(r.algo)));
-        row.fields.emplace_back("proto", std::string(to_string(r.proto)));
-        row.fields.emplace_back("channels", static_cast<long long>(r.channels));
-        row.fields.emplace_back("time_us", rounded(r.time_s * 1e6, 3));
-        row.fields.emplace_back("algbw_GBps", rounded(r.algbw_Bps / 1e9, 3));
-        row.fields.emplace_back("busbw_GBps", rounded(r.busbw_Bps / 1e9, 3));
-        row.fields.emplace_back("bound", r.bound_class);
-      } catch (const UsageError& e) {  // an override this point cannot run (an algorithm it lacks)
-        row.fields.emplace_back("status", std::string("skipped: ") + e.what());
-      }
-    }
-    out.rows.push_back(std::move(row));
-    progress(n + 1, mine.size());
-  }
-  return out;
-}
-
-ResultFile sweep_scenario(const std::string& path, const std::string& source, const Context& context, int index,
-                          int shards) {
-  ScenarioSpec scenario = load_scenario(path);
-  const bool by_nodes = scenario.gpus.empty();
-  const std::vector<int>& counts = by_nodes ? scenario.nodes : scenario.gpus;
-  struct Point {
-    std::string id;
-    ScenarioSpec spec;
-  };
-  std::vector<Point> points;
-  for (const Variant& v : scenario.variants)
-    for (int c : counts) {
-      Point p{v.name + (by_nodes ? "/nodes=" : "/gpus=") + std::to_string(c), scenario};
-      p.spec.variants = {v};
-      (by_nodes ? p.spec.nodes : p.spec.gpus) = {c};
-      points.push_back(std::move(p));
-    }
-  ResultFile out = envelope(points, source, index, shards);
-
-  Catalog catalog = context.catalog();
-  Simulator simulator;
-  TopologyFactory topologies = [&](const std::string& t, const ScaleOut& s, const std::string& gpu) {
-    return context.topology(t, s, gpu);
-  };
-  PlatformFactory platforms = [&](const Topology& t, const RouteOptions& routes, const PlatformNeeds& needs) {
-    return std::unique_ptr<Runner>(new PlatformRunner(simulator, simulator.add_platform(t, routes, needs)));
-  };
-  std::vector<std::pair<std::size_t, std::unique_ptr<ScenarioRunner>>> mine;
-  for (std::size_t i = 0; i < points.size(); ++i)
-    if (static_cast<int>(i % static_cast<std::size_t>(shards)) == index - 1)
-      mine.emplace_back(i, std::make_unique<ScenarioRunner>(points[i].spec, catalog, topologies, platforms));
-  std::size_t done = 0;
-  for (auto& [i, runner] : mine) {
-    std::vector<ScenarioPoint> result = runner->run();
-    Table table = scenario_table(result, Format::json);
-    ResultRow row;
-    row.fields = {{"point", static_cast<long long>(i)}, {"id", points[i].id}, {"status", std::string("ok")}};
-    const auto& columns = table.columns();
-    const auto& cells = table.rows().at(0);
-    for (std::size_t c = 0; c < columns.size(); ++c) {
-      if (columns[c].name == "vs_first") continue;  // a ratio between points, not a property of one
-      std::visit(
-          [&](const auto& v) {
-            using V = std::decay_t<decltype(v)>;
-            if constexpr (std::is_same_v<V, double>) row.fields.emplace_back(columns[c].name, rounded(v, columns[c].digits));
-            else row.fields.emplace_back(columns[c].name, ResultValue(v));
-          },
-          cells[c]);
-    }
-    out.rows.push_back(std::move(row));
-    progress(++done, mine.size());
-  }
-  return out;
 }
 
 }  // namespace
@@ -264,10 +58,11 @@ void add_sweep_command(CLI::App& app, Context& context) {
   sweep->add_option("--shard", args->shard, "Run the i-th of n shares of the points (1/3, 2/3, 3/3)")->default_val("1/1");
   sweep->callback([args, &context]() {
     auto [index, shards] = parse_shard(args->shard);
-    std::string path = context.scenario_path(args->file);
+    std::string path = context.workspace().scenario_path(args->file);
     // The file as the user named it, so that results do not depend on where the data lives.
-    ResultFile result = is_sweep_file(path) ? sweep_collectives(path, args->file, context, index, shards)
-                                            : sweep_scenario(path, args->file, context, index, shards);
+    SweepShard shard{index, shards, progress};
+    ResultFile result = is_sweep_file(path) ? sweep_collectives(path, args->file, context.workspace(), shard)
+                                            : sweep_scenario(path, args->file, context.workspace(), shard);
     std::string text = result_file_text(result);
     if (args->output.empty()) context.out = text;
     else write_file_whole(args->output, text, "-o");

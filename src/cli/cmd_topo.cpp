@@ -234,7 +234,7 @@ void add_topo_command(CLI::App& app, Context& context) {
   show->add_flag("--dot", options->dot, "Print Graphviz (dot) text")->excludes(matrix);
   add_scale_out_options(*show, options->scale);
   show->callback([options, &context]() {
-    Topology t = context.topology(options->topology, options->scale);
+    Topology t = context.workspace().topology(options->topology, options->scale);
     Format format = parse_format(options->format);
     if (options->dot) {
       if (format != Format::table) throw UsageError("--dot prints Graphviz; it cannot be combined with --format");

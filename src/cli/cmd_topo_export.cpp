@@ -24,7 +24,7 @@ void add_topo_export_command(CLI::App& topo, Context& context) {
   add_scale_out_options(*cmd, options->scale);
   cmd->callback([options, &context]() {
     if (!options->simgrid_xml) throw UsageError("topo export: name the format to write: --simgrid-xml");
-    Topology t = context.topology(options->topology, options->scale);
+    Topology t = context.workspace().topology(options->topology, options->scale);
     P2pOptions p2p;
     p2p.peer_access = !options->no_p2p;
     std::string xml = simgrid_platform_xml(t, route_options(p2p));

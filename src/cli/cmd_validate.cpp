@@ -6,7 +6,7 @@
 #include <map>
 
 #include "cli/common.hpp"
-#include "cli/validation_common.hpp"
+#include "study/predictions.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
 
@@ -139,10 +139,10 @@ void add_validate_command(CLI::App& app, Context& context) {
                        "Re-solve the constants without this source's rows and predict them (a source id)");
   validate->add_option("files", args->files, "Validation files (default: every scenarios/validation/*.json)");
   validate->callback([args, &context]() {
-    std::vector<ValidationRow> rows = load_validation_rows(context, args->files);
-    ModelSet models = ModelSet::load(context.models());
+    std::vector<ValidationRow> rows = load_validation_rows(context.workspace(), args->files);
+    ModelSet models = ModelSet::load(context.workspace().models());
     bool cross = args->cross || !args->leave_out.empty();
-    ValidationRun run = run_validation(context, rows, models, args->cross, args->leave_out);
+    ValidationRun run = run_validation(context.workspace(), rows, models, args->cross, args->leave_out);
     if (args->format == "markdown") {
       context.out = results_table(run.results, cross, true).to_markdown() + "\n" + summary_text(run, models, cross) +
                     "\nConstants that are not cited facts (models/*.json):\n\n" + constants_table(models).to_markdown();

@@ -1,78 +1,17 @@
 #include "cli/common.hpp"
 
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 
-#include "io/io.hpp"
-#include "topology/cluster.hpp"
-#include "topology/flat.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
 #include "util/units.hpp"
 
 namespace topsim {
 
-Catalog Context::catalog() const { return load_catalog(models()); }
-
-std::string Context::topology_path(const std::string& path_or_name) const {
-  std::error_code ec;
-  if (std::filesystem::exists(path_or_name, ec)) return path_or_name;
-  bool bare_name = path_or_name.find('/') == std::string::npos && path_or_name.find('.') == std::string::npos;
-  for (const char* folder : {"/topologies/", "/topologies/clusters/"}) {
-    std::string bundled = data_dir + folder + path_or_name + ".json";
-    if (bare_name && std::filesystem::exists(bundled, ec)) return bundled;
-  }
-  std::vector<std::string> names;
-  for (const char* folder : {"/topologies", "/topologies/clusters"})
-    for (const auto& entry : std::filesystem::directory_iterator(data_dir + folder, ec))
-      if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
-  std::string message = "no such file";
-  if (bare_name) message = unknown_name_message("topology", path_or_name, names) + " (or give a path to a file)";
-  throw InputError(path_or_name, "", message);
-}
-
-std::string Context::scenario_path(const std::string& path_or_name) const {
-  std::error_code ec;
-  if (std::filesystem::exists(path_or_name, ec)) return path_or_name;
-  std::string bundled = data_dir + "/scenarios/" + path_or_name + ".json";
-  if (path_or_name.find('/') == std::string::npos && std::filesystem::exists(bundled, ec)) return bundled;
-  return path_or_name;  // reading it reports that it is missing
-}
-
-Topology Context::topology(const std::string& path_or_name, const ScaleOut& scale, const std::string& gpu_model) const {
-  return topology(path_or_name, scale, gpu_model, catalog());
-}
-
-Topology Context::topology(const std::string& path_or_name, const ScaleOut& scale, const std::string& gpu_model,
-                           const Catalog& models) const {
-  if (is_flat_name(path_or_name)) {
-    if (scale.any()) throw UsageError("a flat topology is one switch; --nodes, --nic and --nics-per-node do not apply");
-    if (!gpu_model.empty()) throw UsageError("a flat topology names its GPU model itself (flat:N:GPU)");
-    return Topology::build(flat_topology(path_or_name, models), models);
-  }
-  // A what-if GPU replaces every GPU's model; the topology's checks (NVLink counts) still apply.
-  auto with_gpu = [&](TopologySpec spec) {
-    if (gpu_model.empty()) return spec;
-    models.gpu(gpu_model, SourceRef{"--gpu", ""});
-    for (DeviceSpec& d : spec.devices)
-      if (d.type == DeviceType::gpu) d.model = gpu_model;
-    return spec;
-  };
-  std::string path = topology_path(path_or_name);
-  if (is_cluster_file(path)) {
-    ClusterSpec cluster = rescale_cluster(load_cluster_spec(path), scale);
-    // The server is named relative to the cluster file, else as a bundled name or a path.
-    std::filesystem::path beside = std::filesystem::path(path).parent_path() / cluster.node;
-    std::error_code ec;
-    std::string node = std::filesystem::is_regular_file(beside, ec) ? beside.string() : topology_path(cluster.node);
-    TopologySpec server = with_gpu(load_topology_spec(node));
-    check_nics_per_node(server, scale.nics_per_node);
-    return Topology::build(expand_cluster(cluster, server, models), models);
-  }
-  TopologySpec server = with_gpu(load_topology_spec(path));
-  if (!scale.any()) return Topology::build(server, models);
-  return Topology::build(replicate_server(server, scale, models), models);
+Workspace& Context::workspace() const {
+  if (!workspace_) workspace_ = std::make_unique<Workspace>(data_dir, models_dir);
+  return *workspace_;
 }
 
 void add_scale_out_options(CLI::App& command, ScaleOut& scale) {

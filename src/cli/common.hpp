@@ -1,12 +1,12 @@
 #pragma once
-// What every subcommand shares: where the bundled data lives, loading a topology by path or
-// bundled name, the --format option, and the text a command prints once it has fully succeeded.
+// What every subcommand shares: where the bundled data lives (and the Workspace that reads it),
+// the --format option, and the text a command prints once it has fully succeeded.
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <string>
 
-#include "model/catalog.hpp"
 #include "report/table.hpp"
-#include "topology/topology.hpp"
+#include "study/workspace.hpp"
 
 namespace topsim {
 
@@ -18,19 +18,12 @@ struct Context {
   std::string models_dir;  ///< --models; empty means data_dir/models
   std::string out;         ///< stdout of the command, printed only when it succeeds
 
-  std::string models() const { return models_dir.empty() ? data_dir + "/models" : models_dir; }
-  Catalog catalog() const;
-  /// A path to a topology or cluster file, the name of a bundled one ("dgx-a100"), or a
-  /// generated "flat:N:GPU". `scale` replicates a server under its default fabric (scale_out)
-  /// or overrides a cluster's node count and NICs.
-  /// `gpu_model`, when given, replaces every GPU's model (a what-if).
-  Topology topology(const std::string& path_or_name, const ScaleOut& scale = {}, const std::string& gpu_model = "") const;
-  /// The same with the models given (calibration tries many values of one constant).
-  Topology topology(const std::string& path_or_name, const ScaleOut& scale, const std::string& gpu_model,
-                    const Catalog& models) const;
-  std::string topology_path(const std::string& path_or_name) const;
-  /// A path to a scenario, or the name of a bundled one ("resnet50-dgx-a100").
-  std::string scenario_path(const std::string& path_or_name) const;
+  /// The command's inputs (catalog, topologies, scenarios), made on first use, after the flags
+  /// above are parsed, and kept for the command.
+  Workspace& workspace() const;
+
+ private:
+  mutable std::unique_ptr<Workspace> workspace_;
 };
 
 /// A message size given to `option` (nccl-tests syntax: 8, 1K, 256M); UsageError naming the option.

@@ -1,7 +1,5 @@
 #include "cli/workload_common.hpp"
 
-#include <map>
-
 #include "util/error.hpp"
 #include "util/text.hpp"
 
@@ -30,60 +28,6 @@ void select_variant(ScenarioSpec& scenario, const std::string& name) {
     names.push_back(v.name);
   }
   throw UsageError("--variant " + name + ": the scenario's variants are " + join(names, ", "));
-}
-
-std::vector<ScenarioPoint> run_scenario_points(const ScenarioSpec& scenario, const Context& context, Simulator& simulator) {
-  Catalog catalog = context.catalog();
-  TopologyFactory topologies = [&](const std::string& topology, const ScaleOut& scale, const std::string& gpu) {
-    return context.topology(topology, scale, gpu);
-  };
-  PlatformFactory platforms = [&](const Topology& topology, const RouteOptions& routes, const PlatformNeeds& needs) {
-    std::size_t platform = simulator.add_platform(topology, routes, needs);
-    return std::unique_ptr<Runner>(new PlatformRunner(simulator, platform));
-  };
-  return run_scenario(scenario, catalog, topologies, platforms);
-}
-
-Table scenario_table(const std::vector<ScenarioPoint>& points, Format format) {
-  const bool seconds = format != Format::table;
-  const double unit = seconds ? 1 : 1e3;
-  const std::string suffix = seconds ? "_s" : "_ms";
-  const int digits = seconds ? 6 : 2;
-  Table table({{"variant"},
-               {"topology"},
-               {"gpu"},
-               {"gpus"},
-               {"nodes"},
-               {"batch_per_gpu", 0},
-               {"iteration" + suffix, digits},
-               {"compute" + suffix, digits},
-               {"forward" + suffix, digits},
-               {"backward" + suffix, digits},
-               {"optimizer" + suffix, digits},
-               {"exposed_comm" + suffix, digits},
-               {"comm" + suffix, digits},
-               {"throughput", 1},
-               {"speedup", 3},
-               {"efficiency", 3},
-               {"vs_first", 3},
-               {"memory_GiB", 1},
-               {"fits"}});
-  std::map<int, double> first;  // the scenario's count -> first variant's throughput
-  for (const ScenarioPoint& p : points) first.emplace(p.count, p.throughput);
-  for (const ScenarioPoint& p : points) {
-    double base = first.at(p.count);
-    auto phase = [&](const char* name) {
-      auto it = p.replay.phase_s.find(name);
-      return it == p.replay.phase_s.end() ? 0.0 : it->second;
-    };
-    table.add_row({p.variant, p.topology, p.gpu, static_cast<long long>(p.gpus), static_cast<long long>(p.nodes),
-                   p.batch_per_gpu, p.replay.iteration_s * unit, p.replay.compute_s * unit, phase("fwd") * unit,
-                   phase("bwd") * unit, phase("optimizer") * unit,
-                   p.replay.exposed_comm_s * unit, p.replay.comm_s * unit, p.throughput, p.speedup, p.efficiency,
-                   base > 0 ? p.throughput / base : 0.0, p.memory_B / (1 << 30),
-                   std::string(p.memory_B <= p.capacity_B ? "yes" : "no")});
-  }
-  return table;
 }
 
 }  // namespace topsim

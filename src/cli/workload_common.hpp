@@ -1,11 +1,10 @@
 #pragma once
-// What `run` and `compare` share: running a scenario's points on one engine, and its table.
+// What `run` and `compare` share: a scenario's counts and variants from flags.
 #include <string>
 #include <vector>
 
 #include "cli/common.hpp"
-#include "engine/simulator.hpp"
-#include "workload/scenario.hpp"
+#include "study/scenarios.hpp"
 
 namespace topsim {
 
@@ -14,13 +13,5 @@ void override_counts(ScenarioSpec& scenario, const std::string& gpus, const std:
 
 /// Keeps only the variant named `name`; UsageError listing the names when none is.
 void select_variant(ScenarioSpec& scenario, const std::string& name);
-
-/// Runs every point of a scenario on `simulator` (topologies through the context).
-std::vector<ScenarioPoint> run_scenario_points(const ScenarioSpec& scenario, const Context& context, Simulator& simulator);
-
-/// One row per point: variant, topology, GPUs, servers, iteration time and its parts,
-/// throughput, speedup and efficiency, and the ratio to the first variant's throughput at the
-/// same point. `table` format shows milliseconds; csv and json carry seconds (`iteration_s`).
-Table scenario_table(const std::vector<ScenarioPoint>& points, Format format);
 
 }  // namespace topsim

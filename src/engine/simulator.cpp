@@ -1,5 +1,6 @@
 #include "engine/simulator.hpp"
 
+#include <simgrid/kernel/routing/NetZoneImpl.hpp>
 #include <simgrid/s4u.hpp>
 #include <algorithm>
 #include <cmath>
@@ -181,12 +182,57 @@ void check_run(const Platform& p, const std::vector<Segment>& segments, const Sc
   }
 }
 
+// SimGrid has one engine per process, and a destroyed engine cannot be made again (a second
+// one aborts inside SimGrid). So the engine is made on first use and never destroyed. The first
+// Simulator builds its platforms under the engine's root zone; that zone is sealed at its first
+// run and then takes no children, so every later Simulator builds in a root zone of its own
+// with no parent: it takes the engine root's models (network, CPU, host, disk), and its hosts
+// route inside it alone.
+struct ProcessEngine {
+  sg4::Engine* engine = nullptr;  ///< never deleted: SimGrid cannot make another
+  sg4::NetZone* root = nullptr;   ///< the engine's root zone; only lends its models
+  int simulators = 0;             ///< Simulators made so far: names their platforms apart
+  bool root_taken = false;        ///< the first Simulator builds in the engine's root zone
+  /// The running schedule's completion handler. SimGrid's completion signal is static and
+  /// cannot be disconnected: it is connected once and dispatches to the run in progress.
+  std::function<void(const sg4::Activity&)> on_done;
+};
+
+// A function-local static, not a global: only engine code can reach it, and it is made when a
+// Simulator first needs it.
+ProcessEngine& process_engine() {
+  static ProcessEngine* shared = [] {
+    auto* made = new ProcessEngine;
+    // SimGrid reads --cfg/--log from argv; hand it a controlled one so the CLI's own arguments
+    // never reach it, and keep its informational chatter off the user's terminal.
+    static char program[] = "topsim";
+    static char quiet[] = "--log=root.thresh:critical";
+    char* argv[] = {program, quiet, nullptr};
+    int argc = 2;
+    made->engine = new sg4::Engine(&argc, argv);
+    sg4::Engine::set_config("network/model:CM02");
+    sg4::Engine::set_config("network/crosstraffic:0");
+    sg4::Engine::set_config("network/TCP-gamma:0");
+    sg4::Engine::set_config("network/weight-S:0");
+    sg4::Engine::set_config("network/latency-factor:0");
+    sg4::Engine::set_config("network/bandwidth-factor:1");
+    sg4::Engine::set_config("network/optim:Full");
+    made->root = sg4::create_full_zone("topsim");
+    sg4::Activity::on_completion_cb([made](const sg4::Activity& act) {
+      if (made->on_done) made->on_done(act);
+    });
+    return made;
+  }();
+  return *shared;
+}
+
 }  // namespace
 
 struct Simulator::Impl {
-  std::unique_ptr<sg4::Engine> engine;
-  std::function<void(const sg4::Activity&)> on_done;  ///< the running schedule's completion handler
+  ProcessEngine* shared = nullptr;
+  std::string prefix;  ///< "" for the process's first Simulator, "sN." after: SimGrid names are global
   sg4::NetZone* root = nullptr;
+  bool own_root = false;  ///< a parentless zone (not the engine's root): its hosts are sealed here
   std::vector<Platform> platforms;
   bool sealed = false;
 
@@ -199,28 +245,26 @@ struct Simulator::Impl {
 };
 
 Simulator::Simulator() : impl_(std::make_unique<Impl>()) {
-  if (sg4::Engine::has_instance())
-    throw std::logic_error("Simulator: SimGrid allows one engine per process and one already exists");
-  // SimGrid reads --cfg/--log from argv; hand it a controlled one so the CLI's own arguments
-  // never reach it, and keep its informational chatter off the user's terminal.
-  static char program[] = "topsim";
-  static char quiet[] = "--log=root.thresh:critical";
-  char* argv[] = {program, quiet, nullptr};
-  int argc = 2;
-  impl_->engine = std::make_unique<sg4::Engine>(&argc, argv);
-  sg4::Engine::set_config("network/model:CM02");
-  sg4::Engine::set_config("network/crosstraffic:0");
-  sg4::Engine::set_config("network/TCP-gamma:0");
-  sg4::Engine::set_config("network/weight-S:0");
-  sg4::Engine::set_config("network/latency-factor:0");
-  sg4::Engine::set_config("network/bandwidth-factor:1");
-  sg4::Engine::set_config("network/optim:Full");
-  impl_->root = sg4::create_full_zone("topsim");
-  // SimGrid's completion signal is static and cannot be disconnected: connect once, dispatch to
-  // whatever schedule is running.
-  sg4::Activity::on_completion_cb([impl = impl_.get()](const sg4::Activity& act) {
-    if (impl->on_done) impl->on_done(act);
-  });
+  ProcessEngine& shared = process_engine();
+  impl_->shared = &shared;
+  int index = shared.simulators++;
+  impl_->prefix = index == 0 ? "" : "s" + std::to_string(index) + ".";
+  if (!shared.root_taken) {
+    // The common case, one Simulator per command: its platforms under the engine's root zone,
+    // where SimGrid seals and routes them itself (the fastest shape, and the one it tests).
+    shared.root_taken = true;
+    impl_->root = shared.root;
+    return;
+  }
+  impl_->root = sg4::create_full_zone(impl_->prefix + "topsim.platforms");
+  impl_->own_root = true;
+  auto* zone = impl_->root->get_impl();
+  const auto* lender = shared.root->get_impl();
+  zone->set_network_model(lender->get_network_model());
+  zone->set_cpu_pm_model(lender->get_cpu_pm_model());
+  zone->set_cpu_vm_model(lender->get_cpu_vm_model());
+  zone->set_disk_model(lender->get_disk_model());
+  zone->set_host_model(lender->get_host_model());
 }
 
 Simulator::~Simulator() = default;
@@ -228,7 +272,7 @@ Simulator::~Simulator() = default;
 std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions& options, const PlatformNeeds& needs) {
   if (impl_->sealed) throw std::logic_error("Simulator: platforms must all be added before the first run");
   Platform p;
-  p.prefix = "p" + std::to_string(impl_->platforms.size()) + ".";
+  p.prefix = impl_->prefix + "p" + std::to_string(impl_->platforms.size()) + ".";
   p.tracked = impl_->track || impl_->check;
   p.gpus = topology.gpu_count();
   // Two full zones: one for GPU hosts and their pair routes (a table quadratic in GPUs, built
@@ -335,6 +379,16 @@ std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions
   }
   if (zone != nullptr) zone->seal();
   flows->seal();
+  // SimGrid seals hosts with the engine's root zone, and this Simulator's zones are not under
+  // it (see ProcessEngine): an unsealed host has no CPU constraint and crashes the first Exec.
+  if (impl_->own_root) {
+    for (sg4::Host* host : p.timers) host->seal();
+    for (sg4::Host* host : p.hosts) host->seal();
+    for (const auto& [in, out] : p.composites) {
+      in->seal();
+      out->seal();
+    }
+  }
   impl_->platforms.push_back(std::move(p));
   return impl_->platforms.size() - 1;
 }
@@ -435,7 +489,7 @@ std::vector<OpTiming> Simulator::run(std::size_t platform, const Schedule& sched
     stage_of[act.get()] = {act, i, stage};
     act->start();
   };
-  impl_->on_done = [&](const sg4::Activity& act) {
+  impl_->shared->on_done = [&](const sg4::Activity& act) {
     auto it = stage_of.find(&act);
     if (it == stage_of.end()) return;
     // Activities completed by earlier callbacks are released now; this one is still in use by
@@ -461,8 +515,8 @@ std::vector<OpTiming> Simulator::run(std::size_t platform, const Schedule& sched
   };
   for (std::size_t i = 0; i < schedule.ops.size(); ++i)
     if (waiting[i] == 0) launch(i, 0);
-  impl_->engine->run();
-  impl_->on_done = nullptr;
+  impl_->shared->engine->run();
+  impl_->shared->on_done = nullptr;
   if (finished != schedule.ops.size())
     throw std::logic_error("Simulator: " + std::to_string(schedule.ops.size() - finished) +
                            " ops did not finish (engine failure)");

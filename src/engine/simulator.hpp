@@ -19,7 +19,9 @@ class Simulator {
   /// Starts SimGrid with a network model whose times equal the link parameters: CM02 with no
   /// TCP corrections (no cross-traffic, no RTT-window bound, bandwidth factor 1). Latency factor
   /// 0: the engine adds each route's latency itself, so composite flows carry none.
-  /// One per process: SimGrid has one engine; a second Simulator throws std::logic_error.
+  /// Any number per process, one after another or at once (their runs do not overlap): they
+  /// share SimGrid's one engine, made on first use and never destroyed, each with its own
+  /// platforms.
   Simulator();
   ~Simulator();
   Simulator(const Simulator&) = delete;
@@ -28,7 +30,7 @@ class Simulator {
   /// Builds a platform: one host per GPU, one split-duplex link per topology link or bundle of
   /// striped NVSwitch-plane links (capacity under the route mode), shared links for switch
   /// cores, host memory and GPU-side limits, and the routes `needs` asks for. Every platform
-  /// must be added before the first run (SimGrid seals the platform then).
+  /// must be added before this Simulator's first run (it seals its platforms then).
   std::size_t add_platform(const Topology& topology, const RouteOptions& options, const PlatformNeeds& needs = {});
 
   /// Replays a schedule on a platform; timings relative to the schedule's start. Transfers pay

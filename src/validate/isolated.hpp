@@ -1,7 +1,7 @@
 #pragma once
-// Predictions in a child process. SimGrid has one engine per process and seals its platform at
-// the first run, so a process can simulate only one set of models; calibration predicts the
-// same rows under many trial values of a constant, each in a fork of its own.
+// Predictions in a child process. SimGrid's engine lives for the process and never frees a
+// platform, so the hundreds of predictions calibration makes (the same rows under many trial
+// values of a constant) each run in a fork of their own, and the parent's memory stays flat.
 #include <functional>
 #include <vector>
 

@@ -56,7 +56,7 @@ struct EvaluationInputs {
 };
 
 /// Predicts every row but pending ones with the engine; all platforms are built up front in one
-/// Simulator (SimGrid seals the platform at the first run), so call it once per process.
+/// Simulator (a Simulator seals its platforms at its first run).
 std::vector<ValidationResult> evaluate(const std::vector<ValidationRow>& rows, const EvaluationInputs& inputs);
 
 /// Cross-references between rows: unique ids, `repeats` naming another row, the same source id

@@ -1,5 +1,5 @@
-// Engine times derived by hand. Every TEST_CASE runs in its own process (SimGrid: one engine
-// per process), so each builds its own Simulator.
+// Engine times derived by hand. Every TEST_CASE runs in its own process (ctest), and each builds
+// its own Simulator.
 #include <catch2/catch.hpp>
 
 #include "engine/simulator.hpp"
@@ -196,9 +196,30 @@ TEST_CASE("engine: link usage needs tracking and a run") {
   CHECK_THROWS_AS(sim.link_usage(10), std::logic_error);
 }
 
-TEST_CASE("engine: one simulator per process") {
-  Simulator sim;
-  CHECK_THROWS_AS(Simulator(), std::logic_error);
+TEST_CASE("engine: a process makes Simulators one after another, and two at once") {
+  // 1 GiB over the 25 GB/s, 1 us link: 1e-6 + 1073741824 / 25e9 = 0.04295067296 s; at 50 GB/s
+  // 1e-6 + 1073741824 / 50e9 = 0.02147583648 s. SimGrid's engine outlives every Simulator, and
+  // each Simulator's platforms are its own (a sealed one does not stop the next).
+  Topology slow = pair();
+  Topology fast = pair(50e9);
+  Schedule s;
+  s.transfer(0, 1, kGiB);
+  {
+    Simulator first;
+    CHECK(first.run(first.add_platform(slow, RouteOptions{}), s)[0].finish_s == Approx(0.04295067296).epsilon(1e-9));
+  }
+  {
+    Simulator second;
+    CHECK(second.run(second.add_platform(fast, RouteOptions{}), s)[0].finish_s == Approx(0.02147583648).epsilon(1e-9));
+  }
+  Simulator third;
+  std::size_t p = third.add_platform(slow, RouteOptions{});
+  third.run(p, s);
+  Simulator fourth;  // made while the third lives and after it ran
+  std::size_t q = fourth.add_platform(fast, RouteOptions{});
+  CHECK(fourth.run(q, s)[0].finish_s == Approx(0.02147583648).epsilon(1e-9));
+  CHECK(third.run(p, s)[0].finish_s == Approx(0.04295067296).epsilon(1e-9));
+  CHECK_THROWS_AS(third.add_platform(fast, RouteOptions{}), std::logic_error);  // its own platform is sealed
 }
 
 TEST_CASE("engine: invalid transfers are refused before SimGrid sees them") {

@@ -30,7 +30,7 @@ std::string trace_error(int ranks, const std::string& ops, const std::string& ex
   return input_error([&] { trace_of(ranks, ops, extra); });
 }
 
-// Bundled servers, scaled out or with a what-if GPU, as the CLI's Context::topology builds them.
+// Bundled servers, scaled out or with a what-if GPU, as the study layer's Workspace::topology builds them.
 Topology build_bundled(const std::string& name, const ScaleOut& scale, const std::string& gpu) {
   TopologySpec spec = load_topology_spec(data_path("topologies/" + name + ".json"));
   if (!gpu.empty())

@@ -1,4 +1,4 @@
-#include "cli/validation_common.hpp"
+#include "study/predictions.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -11,14 +11,14 @@
 
 namespace topsim {
 
-std::vector<ValidationRow> load_validation_rows(const Context& context, const std::vector<std::string>& given) {
+std::vector<ValidationRow> load_validation_rows(const Workspace& workspace, const std::vector<std::string>& given) {
   std::vector<std::string> files = given;
   if (files.empty()) {
     std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(context.data_dir + "/scenarios/validation", ec))
+    for (const auto& entry : std::filesystem::directory_iterator(workspace.data_dir() + "/scenarios/validation", ec))
       if (entry.path().extension() == ".json") files.push_back(entry.path().string());
     std::sort(files.begin(), files.end());
-    if (files.empty()) throw InputError(context.data_dir + "/scenarios/validation", "", "no validation files found");
+    if (files.empty()) throw InputError(workspace.data_dir() + "/scenarios/validation", "", "no validation files found");
   }
   std::vector<ValidationRow> rows;
   for (const auto& file : files) {
@@ -31,28 +31,28 @@ std::vector<ValidationRow> load_validation_rows(const Context& context, const st
 
 namespace {
 
-std::vector<ValidationResult> evaluate_with(const Context& context, const std::vector<ValidationRow>& rows,
+std::vector<ValidationResult> evaluate_with(const Workspace& workspace, const std::vector<ValidationRow>& rows,
                                             const Catalog& catalog) {
   EvaluationInputs inputs;
   inputs.topology = [&](const std::string& name, const ScaleOut& scale, const std::string& gpu) {
-    return context.topology(name, scale, gpu, catalog);
+    return workspace.topology(name, scale, gpu, catalog);
   };
-  inputs.scenario = [&](const std::string& name) { return load_scenario(context.scenario_path(name)); };
+  inputs.scenario = [&](const std::string& name) { return load_scenario(workspace.scenario_path(name)); };
   inputs.catalog = &catalog;
   return evaluate(rows, inputs);
 }
 
 }  // namespace
 
-Predict child_predictor(const Context& context) {
-  return [&context](const std::vector<ValidationRow>& rows, const ModelSet& models) {
-    return evaluate_in_child(rows, [&] { return evaluate_with(context, rows, models.catalog()); });
+Predict child_predictor(const Workspace& workspace) {
+  return [&workspace](const std::vector<ValidationRow>& rows, const ModelSet& models) {
+    return evaluate_in_child(rows, [&] { return evaluate_with(workspace, rows, models.catalog()); });
   };
 }
 
-ValidationRun run_validation(const Context& context, const std::vector<ValidationRow>& rows, const ModelSet& models,
+ValidationRun run_validation(const Workspace& workspace, const std::vector<ValidationRow>& rows, const ModelSet& models,
                              bool cross, const std::string& only_source) {
-  Predict predict = child_predictor(context);
+  Predict predict = child_predictor(workspace);
   ValidationRun run;
   std::set<std::string> sources;
   for (const ValidationRow& row : rows) sources.insert(row.source);

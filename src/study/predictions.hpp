@@ -1,19 +1,20 @@
 #pragma once
 // What `validate` and `calibrate` share: the validation rows of scenarios/validation/, and
-// predictions of rows under a set of models, each in a child process (see evaluate_in_child).
+// predictions of rows under a set of models, each in a child process (see evaluate_in_child),
+// with topologies and scenarios found through a Workspace.
 #include <string>
 #include <vector>
 
-#include "cli/common.hpp"
+#include "study/workspace.hpp"
 #include "validate/calibrate.hpp"
 
 namespace topsim {
 
 /// Every row of `files` (default: every scenarios/validation/*.json), cross-checked.
-std::vector<ValidationRow> load_validation_rows(const Context& context, const std::vector<std::string>& files);
+std::vector<ValidationRow> load_validation_rows(const Workspace& workspace, const std::vector<std::string>& files);
 
-/// Predicts rows under a ModelSet in a child process; the returned function refers to `context`.
-Predict child_predictor(const Context& context);
+/// Predicts rows under a ModelSet in a child process; the returned function refers to `workspace`.
+Predict child_predictor(const Workspace& workspace);
 
 /// Results of every row under the committed models, and (cross) each evaluated row's prediction
 /// with the constants re-solved without its own source. `only_source`: leave out just this one
@@ -23,7 +24,7 @@ struct ValidationRun {
   std::vector<std::string> sources_left_out;
   int predictions = 0;
 };
-ValidationRun run_validation(const Context& context, const std::vector<ValidationRow>& rows, const ModelSet& models,
+ValidationRun run_validation(const Workspace& workspace, const std::vector<ValidationRow>& rows, const ModelSet& models,
                              bool cross, const std::string& only_source);
 
 }  // namespace topsim

@@ -1,0 +1,54 @@
+#pragma once
+// Where a command's inputs come from: the data folder (topologies/, scenarios/) and the models
+// folder, the model catalog parsed from it once, and topologies resolved by name, path or
+// "flat:N:GPU" with their what-ifs, each built once per Workspace.
+#include <map>
+#include <optional>
+#include <string>
+
+#include "model/catalog.hpp"
+#include "topology/topology.hpp"
+
+namespace topsim {
+
+class Workspace {
+ public:
+  /// `models_dir` empty means data_dir/models.
+  explicit Workspace(std::string data_dir, std::string models_dir = "");
+
+  const std::string& data_dir() const { return data_dir_; }
+  std::string models() const { return models_dir_.empty() ? data_dir_ + "/models" : models_dir_; }
+
+  /// The models folder, parsed on first use and kept; InputError (not kept) when it is bad.
+  const Catalog& catalog() const;
+  /// How many times this Workspace has parsed its models folder (1 after any use; 0 before).
+  int catalog_parses() const { return catalog_parses_; }
+
+  /// A path to a topology or cluster file, the name of a bundled one ("dgx-a100"), or a
+  /// generated "flat:N:GPU". `scale` replicates a server under its default fabric (scale_out)
+  /// or overrides a cluster's node count and NICs; `gpu_model`, when given, replaces every
+  /// GPU's model (a what-if). Built once per (name, scale, gpu_model) and copied out.
+  Topology topology(const std::string& path_or_name, const ScaleOut& scale = {}, const std::string& gpu_model = "") const;
+  /// The same against the models given, never kept (calibration tries many values of one
+  /// constant; each trial's catalog is another).
+  Topology topology(const std::string& path_or_name, const ScaleOut& scale, const std::string& gpu_model,
+                    const Catalog& models) const;
+  /// How many topologies this Workspace has built (cache misses of topology()).
+  int topology_builds() const { return topology_builds_; }
+
+  /// The file a topology name or path stands for; InputError listing the bundled names.
+  std::string topology_path(const std::string& path_or_name) const;
+  /// A path to a scenario, or the name of a bundled one ("resnet50-dgx-a100").
+  std::string scenario_path(const std::string& path_or_name) const;
+
+ private:
+  std::string data_dir_;
+  std::string models_dir_;
+  // Caches of pure functions of the folders (read once per command): const methods fill them.
+  mutable std::optional<Catalog> catalog_;
+  mutable int catalog_parses_ = 0;
+  mutable std::map<std::string, Topology> topologies_;  ///< by cache_key()
+  mutable int topology_builds_ = 0;
+};
+
+}  // namespace topsim
