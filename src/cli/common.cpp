@@ -6,6 +6,7 @@
 
 #include "io/io.hpp"
 #include "topology/cluster.hpp"
+#include "topology/faults.hpp"
 #include "topology/flat.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
@@ -45,11 +46,16 @@ Topology Context::topology(const std::string& path_or_name, const ScaleOut& scal
 }
 
 Topology Context::topology(const std::string& path_or_name, const ScaleOut& scale, const std::string& gpu_model,
-                           const Catalog& models) const {
+                           const Catalog& models, const Faults& faults) const {
+  // Faults are applied to the spec as built, before validation, routing and NCCL's search.
+  auto build = [&](TopologySpec spec) {
+    apply_faults(spec, faults);
+    return Topology::build(spec, models);
+  };
   if (is_flat_name(path_or_name)) {
     if (scale.any()) throw UsageError("a flat topology is one switch; --nodes, --nic and --nics-per-node do not apply");
     if (!gpu_model.empty()) throw UsageError("a flat topology names its GPU model itself (flat:N:GPU)");
-    return Topology::build(flat_topology(path_or_name, models), models);
+    return build(flat_topology(path_or_name, models));
   }
   // A what-if GPU replaces every GPU's model; the topology's checks (NVLink counts) still apply.
   auto with_gpu = [&](TopologySpec spec) {
@@ -68,11 +74,11 @@ Topology Context::topology(const std::string& path_or_name, const ScaleOut& scal
     std::string node = std::filesystem::is_regular_file(beside, ec) ? beside.string() : topology_path(cluster.node);
     TopologySpec server = with_gpu(load_topology_spec(node));
     check_nics_per_node(server, scale.nics_per_node);
-    return Topology::build(expand_cluster(cluster, server, models), models);
+    return build(expand_cluster(cluster, server, models));
   }
   TopologySpec server = with_gpu(load_topology_spec(path));
-  if (!scale.any()) return Topology::build(server, models);
-  return Topology::build(replicate_server(server, scale, models), models);
+  if (!scale.any()) return build(server);
+  return build(replicate_server(server, scale, models));
 }
 
 void add_scale_out_options(CLI::App& command, ScaleOut& scale) {

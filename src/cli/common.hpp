@@ -5,6 +5,7 @@
 #include <string>
 
 #include "model/catalog.hpp"
+#include "model/faults.hpp"
 #include "report/table.hpp"
 #include "topology/topology.hpp"
 
@@ -25,9 +26,10 @@ struct Context {
   /// or overrides a cluster's node count and NICs.
   /// `gpu_model`, when given, replaces every GPU's model (a what-if).
   Topology topology(const std::string& path_or_name, const ScaleOut& scale = {}, const std::string& gpu_model = "") const;
-  /// The same with the models given (calibration tries many values of one constant).
+  /// The same with the models given (calibration tries many values of one constant), and
+  /// `faults` (--fail, --degrade, --straggler) applied to the servers or cluster as built.
   Topology topology(const std::string& path_or_name, const ScaleOut& scale, const std::string& gpu_model,
-                    const Catalog& models) const;
+                    const Catalog& models, const Faults& faults = {}) const;
   std::string topology_path(const std::string& path_or_name) const;
   /// A path to a scenario, or the name of a bundled one ("resnet50-dgx-a100").
   std::string scenario_path(const std::string& path_or_name) const;
