@@ -82,9 +82,14 @@ class Names {
                           " of that name";
     std::string close = closest_match(name, candidates);
     if (!close.empty()) message += " (did you mean '" + close + "'?)";
+    // One device of each kind (a GPU, a switch, a NIC...), then the two forms of a link name.
     std::vector<std::string> examples;
-    if (devices_allowed || !links_allowed)
-      for (std::size_t i = 0; i < ids.size() && examples.size() < kExamples; ++i) examples.push_back(ids[i]);
+    std::set<DeviceType> shown;
+    for (const DeviceSpec& d : spec_.devices) {
+      if (!(devices_allowed || !links_allowed) || (!devices_allowed && d.type != DeviceType::gpu)) continue;
+      bool fresh = devices_allowed ? shown.insert(d.type).second : examples.size() < kExamples;
+      if (fresh) examples.push_back(d.id);
+    }
     if (links_allowed && !spec_.links.empty()) {
       const LinkSpec& first = spec_.links.front();
       examples.push_back(first.a + "-" + first.b);
