@@ -1,13 +1,17 @@
 // topsim coll: predicted nccl-tests output for NCCL collectives on a topology.
 #include <cstdio>
+#include <memory>
+#include <optional>
 #include <numeric>
 
 #include "cli/coll_common.hpp"
+#include "cli/fault_options.hpp"
 #include "cli/link_usage_options.hpp"
 #include "cli/common.hpp"
 #include "collectives/communicator.hpp"
 #include "study/batch.hpp"
 #include "p2p/p2p.hpp"
+#include "topology/faults.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
 #include "util/units.hpp"
@@ -35,6 +39,14 @@ struct CollArgs {
   std::string model = "flow";
   ScaleOut scale;
   LinkUsageArgs usage;
+  FaultArgs faults;
+};
+
+// One topology's communicator and its platform on the shared simulator.
+struct Simulated {
+  const Topology* topology = nullptr;  ///< kept by the command's Workspace
+  std::unique_ptr<Communicator> comm;
+  PlatformRunner* runner = nullptr;    ///< owned by the command's Batch
 };
 
 std::vector<double> sizes_of(const CollArgs& a) {
@@ -130,15 +142,21 @@ std::string table_text(const std::vector<CollResult>& results, const Topology& t
   return out;
 }
 
+// `healthy`, when not empty, is the same requests on the topology without the faults: three
+// more columns per row.
 Table rows_table(const std::vector<CollResult>& results, const Communicator& comm, const std::string& redop,
-                 bool explain) {
+                 bool explain, const std::vector<CollResult>& healthy) {
   std::vector<Column> columns = {{"op"},       {"size_B", 0},     {"count"},          {"dtype"},  {"redop"},
                                  {"root"},     {"gpus"},          {"nodes"},          {"algo"},   {"proto"},
                                  {"channels"}, {"time_us", 3},    {"algbw_GBps", 3},  {"busbw_GBps", 3},
                                  {"bound"},    {"bound_detail"}};
   if (explain) columns.push_back({"candidates"});
+  if (!healthy.empty())
+    for (Column c : std::vector<Column>{{"healthy_time_us", 3}, {"healthy_busbw_GBps", 3}, {"busbw_change_pct", 3}})
+      columns.push_back(c);
   Table table(columns);
-  for (const CollResult& r : results) {
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const CollResult& r = results[i];
     std::vector<Cell> row = {std::string(to_string(r.op)),
                              r.size.size_B,
                              r.size.count,
@@ -156,6 +174,11 @@ Table rows_table(const std::vector<CollResult>& results, const Communicator& com
                              r.bound_class,
                              r.bound};
     if (explain) row.push_back(candidates_text(r));
+    if (!healthy.empty()) {
+      row.push_back(healthy[i].time_s / kUs);
+      row.push_back(healthy[i].busbw_Bps / kGB);
+      row.push_back(change_pct(healthy[i].busbw_Bps, r.busbw_Bps));
+    }
     table.add_row(row);
   }
   return table;
@@ -189,9 +212,12 @@ void add_coll_command(CLI::App& app, Context& context) {
   add_request_options(*coll, args->request);
   add_scale_out_options(*coll, args->scale);
   add_link_usage_options(*coll, args->usage);
+  add_fault_options(*coll, args->faults);
   coll->callback([args, &context]() {
     const Catalog& catalog = context.workspace().catalog();  // parsed once, for the topology and the NCCL version
-    Topology t = context.workspace().topology(args->topology, args->scale, "", catalog);
+    Faults faults = faults_of(args->faults);
+    if (faults.any() && args->usage.any())
+      throw UsageError("--heatmap and --link-usage draw one run; leave out --fail, --degrade and --straggler");
     Format format = parse_format(args->format);
     std::vector<CollOp> ops = args->op == "all" ? all_ops() : std::vector<CollOp>{parse_op(args->op)};
     CollRequest base = request_of(args->request, CollOp::allreduce);
@@ -206,14 +232,30 @@ void add_coll_command(CLI::App& app, Context& context) {
         r.size_B = size;
         requests.push_back(r);
       }
-    Communicator comm(t, gpus_of(*args, t), catalog.nccl_version(args->request.nccl), routes_of(args->request));
-    PlatformNeeds needs = comm.needs(requests);
     if (args->usage.any() && requests.size() != 1)
       throw UsageError("--heatmap and --link-usage draw one run: give one --op and one size (-b equal to -e)");
     Batch batch(args->usage.any());
-    PlatformRunner& runner = batch.add(t, comm.routes(), needs);
-    std::vector<CollResult> results;
+    // The faulty topology first (its errors come before any work), then the healthy one to
+    // compare with; both platforms are added before the first run.
+    auto simulated = [&](const Faults& with) {
+      Simulated s;
+      s.topology = &context.workspace().topology(args->topology, args->scale, "", with);
+      s.comm = std::make_unique<Communicator>(*s.topology, gpus_of(*args, *s.topology),
+                                              catalog.nccl_version(args->request.nccl), routes_of(args->request));
+      s.runner = &batch.add(*s.topology, s.comm->routes(), s.comm->needs(requests));
+      return s;
+    };
+    Simulated faulty = simulated(faults);
+    std::optional<Simulated> healthy;
+    if (faults.any()) healthy = simulated(Faults{});
+    const Topology& t = *faulty.topology;
+    Communicator& comm = *faulty.comm;
+    PlatformRunner& runner = *faulty.runner;
+    std::vector<CollResult> results, healthy_results;
     for (const CollRequest& r : requests) results.push_back(comm.run(r, runner));
+    if (healthy) {
+      for (const CollRequest& r : requests) healthy_results.push_back(healthy->comm->run(r, *healthy->runner));
+    }
     if (args->usage.any()) {
       // The choice ran every candidate; run the chosen one again so that it is the last run.
       CollRequest chosen = requests.front();
@@ -224,8 +266,18 @@ void add_coll_command(CLI::App& app, Context& context) {
                        std::string(to_string(chosen.op)) + " " + format_size(chosen.size_B) + " on " + t.name() + " (" +
                            to_string(*chosen.algo) + "/" + to_string(*chosen.proto) + ")");
     }
-    context.out = format == Format::table ? table_text(results, t, comm, args->redop, args->explain)
-                                          : rows_table(results, comm, args->redop, args->explain).render(format);
+    if (format != Format::table) {
+      context.out = rows_table(results, comm, args->redop, args->explain, healthy_results).render(format);
+      return;
+    }
+    context.out = table_text(results, t, comm, args->redop, args->explain);
+    if (!healthy) return;
+    std::vector<FaultComparison> rows;
+    for (std::size_t i = 0; i < results.size(); ++i)
+      rows.push_back(FaultComparison{std::string(to_string(results[i].op)) + " " + fixed(results[i].size.size_B, 0),
+                                     healthy_results[i].time_s, results[i].time_s, healthy_results[i].busbw_Bps,
+                                     results[i].busbw_Bps});
+    context.out += comparison_text(faults_text(faults), "point", rows);
   });
 }
 

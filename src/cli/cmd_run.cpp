@@ -3,10 +3,12 @@
 #include <memory>
 
 #include "cli/coll_common.hpp"
+#include "cli/fault_options.hpp"
 #include "cli/link_usage_options.hpp"
 #include "cli/workload_common.hpp"
 #include "io/io.hpp"
 #include "study/scenarios.hpp"
+#include "topology/faults.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
 #include "workload/training.hpp"
@@ -28,6 +30,7 @@ struct RunArgs {
   std::string variant;
   std::string nccl;
   LinkUsageArgs usage;
+  FaultArgs faults;
 };
 
 std::string scenario_header(const ScenarioSpec& s, const Catalog& catalog) {
@@ -50,40 +53,70 @@ void run_trace(const RunArgs& args, Context& context, Format format) {
   if (args.topology.empty()) throw UsageError("a trace names no topology: give --topology NAME|PATH");
   TraceSpec trace = load_trace(args.file);
   const Catalog& catalog = context.workspace().catalog();
-  Topology topology = context.workspace().topology(args.topology, args.scale, args.gpu);
+  Faults faults = faults_of(args.faults);
+  if (faults.any() && args.usage.any())
+    throw UsageError("--heatmap and --link-usage draw one run; leave out --fail, --degrade and --straggler");
+  const Topology& topology = context.workspace().topology(args.topology, args.scale, args.gpu, faults);
   ReplayOptions options;
   options.routes.peer_access = !args.no_p2p;
   options.routes.gpu_direct = !args.no_gdr;
   options.nccl = catalog.nccl_version(args.nccl).name;
   Replay replay(topology, catalog, trace, options);
   Batch batch(args.usage.any());
-  ReplayResult r = replay.run(batch.add(topology, replay.routes(), replay.needs()));
+  PlatformRunner& runner = batch.add(topology, replay.routes(), replay.needs());
+  // With faults, the same trace on the healthy topology too, added before the first run.
+  std::unique_ptr<Replay> healthy_replay;
+  PlatformRunner* healthy_runner = nullptr;
+  if (faults.any()) {
+    const Topology& healthy_topology = context.workspace().topology(args.topology, args.scale, args.gpu);
+    healthy_replay = std::make_unique<Replay>(healthy_topology, catalog, trace, options);
+    healthy_runner = &batch.add(healthy_topology, healthy_replay->routes(), healthy_replay->needs());
+  }
+  ReplayResult r = replay.run(runner);
   if (args.usage.any()) write_link_usage(args.usage, batch.simulator(), "trace " + args.file + " on " + topology.name());
   bool seconds = format != Format::table;
   double unit = seconds ? 1 : 1e3;
   std::string suffix = seconds ? "_s" : "_ms";
   int digits = seconds ? 6 : 3;
-  Table table({{"ranks"},
-               {"nodes"},
-               {"iteration" + suffix, digits},
-               {"compute" + suffix, digits},
-               {"exposed_comm" + suffix, digits},
-               {"comm" + suffix, digits},
-               {"collectives"},
-               {"throughput", 1},
-               {"algorithms"}});
+  // With faults a first column says which run a row is: "faulty", then "healthy".
+  std::vector<Column> columns = {{"ranks"},
+                                 {"nodes"},
+                                 {"iteration" + suffix, digits},
+                                 {"compute" + suffix, digits},
+                                 {"exposed_comm" + suffix, digits},
+                                 {"comm" + suffix, digits},
+                                 {"collectives"},
+                                 {"throughput", 1},
+                                 {"algorithms"}};
+  if (healthy_replay) columns.insert(columns.begin(), Column{"case"});
+  Table table(columns);
   int nodes = 0;
   for (int g = 0; g < trace.ranks; ++g) nodes = std::max(nodes, topology.node_of(g) + 1);
-  table.add_row({static_cast<long long>(trace.ranks), static_cast<long long>(nodes), r.iteration_s * unit,
-                 r.compute_s * unit, r.exposed_comm_s * unit, r.comm_s * unit, static_cast<long long>(r.collectives),
-                 trace.samples > 0 ? trace.samples / r.iteration_s : 0.0, r.algorithms.empty() ? std::string("-") : r.algorithms});
+  auto add_row = [&](const ReplayResult& x, const char* label) {
+    std::vector<Cell> row = {static_cast<long long>(trace.ranks), static_cast<long long>(nodes), x.iteration_s * unit,
+                             x.compute_s * unit, x.exposed_comm_s * unit, x.comm_s * unit,
+                             static_cast<long long>(x.collectives), trace.samples > 0 ? trace.samples / x.iteration_s : 0.0,
+                             x.algorithms.empty() ? std::string("-") : x.algorithms};
+    if (healthy_replay) row.insert(row.begin(), std::string(label));
+    table.add_row(row);
+  };
+  add_row(r, "faulty");
+  std::string change;
+  if (healthy_replay) {
+    ReplayResult h = healthy_replay->run(*healthy_runner);
+    add_row(h, "healthy");
+    change = "# what-if: " + faults_text(faults) + "; iteration time " +
+             fixed(change_pct(h.iteration_s, r.iteration_s), 1) + "%, throughput " +
+             fixed(change_pct(h.iteration_s > 0 ? 1 / h.iteration_s : 0, r.iteration_s > 0 ? 1 / r.iteration_s : 0), 1) +
+             "% against the healthy topology\n";
+  }
   if (format != Format::table) {
     context.out = table.render(format);
     return;
   }
   context.out = "# topsim run: trace " + args.file + (trace.description.empty() ? "" : " (" + trace.description + ")") +
                 " on " + topology.name() + "\n# throughput: the trace's samples per second (0 when it declares none)\n" +
-                table.to_text();
+                change + table.to_text();
 }
 
 }  // namespace
@@ -105,6 +138,7 @@ void add_run_command(CLI::App& app, Context& context) {
   run->add_option("--variant", args->variant, "Scenario: run only this variant");
   run->add_option("--nccl", args->nccl, "NCCL release whose tuner chooses (2.18.5, 2.26; replaces the scenario's)");
   add_link_usage_options(*run, args->usage);
+  add_fault_options(*run, args->faults);
   run->callback([args, &context]() {
     Format format = parse_format(args->format);
     const std::string given = args->file;  // as the user named it, for titles
@@ -117,6 +151,9 @@ void add_run_command(CLI::App& app, Context& context) {
       return;
     }
     if (args->no_p2p || args->no_gdr) throw UsageError("--no-p2p and --no-gdr apply to traces; scenarios run NCCL's defaults");
+    if (faults_of(args->faults).any())
+      throw UsageError("--fail, --degrade and --straggler apply to traces for now (topsim run TRACE --topology T ...); "
+                       "a scenario's points differ in servers, so one name does not fit them all");
     ScenarioSpec scenario = load_scenario(args->file);
     if (!args->topology.empty()) scenario.topology = args->topology;
     if (!args->nccl.empty()) scenario.nccl = context.workspace().catalog().nccl_version(args->nccl).name;

@@ -143,11 +143,25 @@ std::size_t Communicator::composite(const std::string& key, const std::vector<Ra
     }
     c.hops.push_back(hop);
   }
-  c.cap_Bps = cap;
+  c.cap_Bps = straggler_cap(hops, cap);
   needs_.composites.push_back(std::move(c));
   std::size_t id = needs_.composites.size() - 1;
   composite_ids_[key] = id;
   return id;
+}
+
+std::optional<double> Communicator::straggler_cap(const std::vector<RankHop>& hops, std::optional<double> cap) const {
+  // A pipelined flow moves at its slowest kernel's pace: a straggler's SMs push `slowdown` times
+  // fewer bytes per second through every channel it runs, so the whole flow is capped at what it
+  // would carry alone (its cap, else its narrowest hop) divided by the slowest GPU's slowdown.
+  const Topology& t = fabric_.topology();
+  double slowdown = 1;
+  for (const RankHop& h : hops)
+    for (int rank : {h.from, h.to}) slowdown = std::max(slowdown, t.device(t.gpu(fabric_.gpu(rank))).slowdown);
+  if (slowdown == 1) return cap;
+  double alone_Bps = cap.value_or(std::numeric_limits<double>::infinity());
+  for (const RankHop& h : hops) alone_Bps = std::min(alone_Bps, fabric_.arc(h.from, h.to, h.rail).bottleneck_Bps);
+  return alone_Bps / slowdown;
 }
 
 bool Communicator::all_nvlink(const std::vector<RankHop>& arcs) const {

@@ -195,6 +195,8 @@ class Communicator {
   void add_flow(Plan& plan, std::size_t composite_index, double payload_B, std::vector<RankHop> arcs) const;
   void add_direct(const CollRequest& request, CollSize size, Plan& plan);
   std::size_t composite(const std::string& key, const std::vector<RankHop>& hops, std::optional<double> cap);
+  /// `cap` with the hops' stragglers (Device::slowdown) applied: unchanged when there are none.
+  std::optional<double> straggler_cap(const std::vector<RankHop>& hops, std::optional<double> cap) const;
   std::vector<RankHop> rank_order_hops(const std::vector<int>& order, bool closed) const;
   Schedule step_schedule(const CollRequest& request, CollSize size, const NcclProtocol& proto, double latency_s);
   bool short_chain(const CollRequest& request, CollSize size, const NcclProtocol& proto) const;

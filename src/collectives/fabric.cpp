@@ -16,14 +16,37 @@ Fabric::Fabric(const Topology& topology, std::vector<int> gpus, RouteOptions opt
     if (std::find(nodes_.begin(), nodes_.end(), node) == nodes_.end()) nodes_.push_back(node);
   }
   std::vector<std::string> names;
+  std::map<int, std::vector<std::string>> locals;  // by server, beside nics_
   for (Vertex v : topology_.nics()) {
     const Device& d = topology_.device(v);
     std::string local = d.id.substr(d.id.find('.') == std::string::npos ? 0 : d.id.find('.') + 1);
-    if (nic_allowed(options_.ib_hca, local)) nics_[d.node].push_back(d.nic_index);
+    if (nic_allowed(options_.ib_hca, local)) {
+      nics_[d.node].push_back(d.nic_index);
+      locals[d.node].push_back(local);
+    }
     if (d.node == topology_.device(topology_.nics().front()).node) names.push_back(local);
   }
+  keep_common_rails(locals);
   if (!options_.ib_hca.empty() && nics_.empty())
     throw UsageError("NCCL_IB_HCA=" + options_.ib_hca + " matches none of the NICs (" + join(names, ", ") + ")");
+}
+
+void Fabric::keep_common_rails(const std::map<int, std::vector<std::string>>& locals) {
+  // Rail i is NIC i of every server. When a NIC failed (a what-if) the servers no longer have the
+  // same NICs: a rail is then kept only where every server still has that NIC, so a failed NIC
+  // drops its rail everywhere and the others stay on their own leaves.
+  std::map<std::string, std::size_t> everywhere;
+  for (const auto& [node, ids] : locals)
+    for (const std::string& id : ids) ++everywhere[id];
+  bool same = std::all_of(everywhere.begin(), everywhere.end(), [&](const auto& e) { return e.second == locals.size(); });
+  if (same) return;
+  for (auto& [node, ordinals] : nics_) {
+    std::vector<int> kept;
+    const std::vector<std::string>& ids = locals.at(node);
+    for (std::size_t i = 0; i < ids.size(); ++i)
+      if (everywhere.at(ids[i]) == locals.size()) kept.push_back(ordinals[i]);
+    ordinals = std::move(kept);
+  }
 }
 
 bool nic_allowed(const std::string& ib_hca, const std::string& nic) {

@@ -60,6 +60,10 @@ class Fabric {
   double nvlink_unit_Bps() const;
 
  private:
+  /// Keeps in nics_ only the NICs (by id within their server, `locals`, beside nics_) that every
+  /// server has; a no-op when all servers have the same NICs.
+  void keep_common_rails(const std::map<int, std::vector<std::string>>& locals);
+
   const Topology& topology_;
   std::vector<int> gpus_;
   RouteOptions options_;

@@ -18,6 +18,7 @@ struct DeviceSpec {
   std::string cores;                ///< cpu only: CPU affinity list as nvidia-smi prints it ("0-19,40-59")
   std::optional<int> numa_node;     ///< cpu only
   int node = 0;                     ///< which server of a cluster it belongs to; -1 for the fabric
+  double slowdown = 1;              ///< gpu only, a what-if (--straggler): its kernels take this many times longer
   SourceRef where;
 };
 
@@ -29,6 +30,7 @@ struct LinkSpec {
   std::optional<double> bandwidth_Bps;     ///< override: one link, one direction
   std::optional<double> latency_s;         ///< override: one hop
   std::optional<double> efficiency;        ///< override, in (0, 1]
+  double bandwidth_fraction = 1;           ///< a what-if (--degrade): share of the bandwidth kept, in (0, 1]
   SourceRef where;
 };
 

@@ -5,7 +5,9 @@
 #include <vector>
 
 #include "io/io.hpp"
+#include "io/model_set.hpp"
 #include "topology/cluster.hpp"
+#include "topology/faults.hpp"
 #include "topology/flat.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
@@ -15,9 +17,14 @@ namespace topsim {
 namespace {
 
 // Names, NICs and GPU models never hold a newline, so it separates the parts unambiguously.
-std::string cache_key(const std::string& path_or_name, const ScaleOut& scale, const std::string& gpu_model) {
-  return path_or_name + "\n" + std::to_string(scale.nodes) + "\n" + scale.nic + "\n" +
-         std::to_string(scale.nics_per_node) + "\n" + gpu_model;
+std::string cache_key(const std::string& path_or_name, const ScaleOut& scale, const std::string& gpu_model,
+                      const Faults& faults) {
+  std::string key = path_or_name + "\n" + std::to_string(scale.nodes) + "\n" + scale.nic + "\n" +
+                    std::to_string(scale.nics_per_node) + "\n" + gpu_model;
+  for (const std::string& f : faults.failed) key += "\nfail " + f;
+  for (const LinkDegrade& d : faults.degraded) key += "\ndegrade " + d.link + "=" + significant_text(d.fraction, 17);
+  for (const Straggler& g : faults.stragglers) key += "\nstraggler " + g.gpu + "=" + significant_text(g.factor, 17);
+  return key;
 }
 
 }  // namespace
@@ -58,21 +65,27 @@ std::string Workspace::scenario_path(const std::string& path_or_name) const {
   return path_or_name;  // reading it reports that it is missing
 }
 
-Topology Workspace::topology(const std::string& path_or_name, const ScaleOut& scale, const std::string& gpu_model) const {
-  std::string key = cache_key(path_or_name, scale, gpu_model);
+const Topology& Workspace::topology(const std::string& path_or_name, const ScaleOut& scale, const std::string& gpu_model,
+                                   const Faults& faults) const {
+  std::string key = cache_key(path_or_name, scale, gpu_model, faults);
   auto found = topologies_.find(key);
   if (found != topologies_.end()) return found->second;
-  Topology built = topology(path_or_name, scale, gpu_model, catalog());
+  Topology built = topology(path_or_name, scale, gpu_model, catalog(), faults);
   ++topology_builds_;
   return topologies_.emplace(std::move(key), std::move(built)).first->second;
 }
 
 Topology Workspace::topology(const std::string& path_or_name, const ScaleOut& scale, const std::string& gpu_model,
-                             const Catalog& models) const {
+                             const Catalog& models, const Faults& faults) const {
+  // Faults are applied to the spec as built, before validation, routing and NCCL's search.
+  auto build = [&](TopologySpec spec) {
+    apply_faults(spec, faults);
+    return Topology::build(spec, models);
+  };
   if (is_flat_name(path_or_name)) {
     if (scale.any()) throw UsageError("a flat topology is one switch; --nodes, --nic and --nics-per-node do not apply");
     if (!gpu_model.empty()) throw UsageError("a flat topology names its GPU model itself (flat:N:GPU)");
-    return Topology::build(flat_topology(path_or_name, models), models);
+    return build(flat_topology(path_or_name, models));
   }
   // A what-if GPU replaces every GPU's model; the topology's checks (NVLink counts) still apply.
   auto with_gpu = [&](TopologySpec spec) {
@@ -91,11 +104,11 @@ Topology Workspace::topology(const std::string& path_or_name, const ScaleOut& sc
     std::string node = std::filesystem::is_regular_file(beside, ec) ? beside.string() : topology_path(cluster.node);
     TopologySpec server = with_gpu(load_topology_spec(node));
     check_nics_per_node(server, scale.nics_per_node);
-    return Topology::build(expand_cluster(cluster, server, models), models);
+    return build(expand_cluster(cluster, server, models));
   }
   TopologySpec server = with_gpu(load_topology_spec(path));
-  if (!scale.any()) return Topology::build(server, models);
-  return Topology::build(replicate_server(server, scale, models), models);
+  if (!scale.any()) return build(server);
+  return build(replicate_server(server, scale, models));
 }
 
 }  // namespace topsim

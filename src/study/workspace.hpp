@@ -7,6 +7,7 @@
 #include <string>
 
 #include "model/catalog.hpp"
+#include "model/faults.hpp"
 #include "topology/topology.hpp"
 
 namespace topsim {
@@ -27,12 +28,16 @@ class Workspace {
   /// A path to a topology or cluster file, the name of a bundled one ("dgx-a100"), or a
   /// generated "flat:N:GPU". `scale` replicates a server under its default fabric (scale_out)
   /// or overrides a cluster's node count and NICs; `gpu_model`, when given, replaces every
-  /// GPU's model (a what-if). Built once per (name, scale, gpu_model) and copied out.
-  Topology topology(const std::string& path_or_name, const ScaleOut& scale = {}, const std::string& gpu_model = "") const;
+  /// GPU's model (a what-if); `faults` fail, degrade or slow parts of it (applied to the spec
+  /// before it is validated, routed and searched). Built once per (name, scale, gpu_model,
+  /// faults) and kept as long as the Workspace: the reference stays valid (a 100,000-GPU
+  /// cluster is never copied).
+  const Topology& topology(const std::string& path_or_name, const ScaleOut& scale = {}, const std::string& gpu_model = "",
+                           const Faults& faults = {}) const;
   /// The same against the models given, never kept (calibration tries many values of one
   /// constant; each trial's catalog is another).
   Topology topology(const std::string& path_or_name, const ScaleOut& scale, const std::string& gpu_model,
-                    const Catalog& models) const;
+                    const Catalog& models, const Faults& faults = {}) const;
   /// How many topologies this Workspace has built (cache misses of topology()).
   int topology_builds() const { return topology_builds_; }
 

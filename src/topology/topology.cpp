@@ -188,6 +188,7 @@ Topology Topology::build(const TopologySpec& spec, const Catalog& catalog) {
     d.cores = ds.cores;
     d.numa_node = ds.numa_node;
     d.node = ds.node;
+    d.slowdown = ds.slowdown;
     d.where = ds.where;
     SourceRef model_at = ds.where.at("model");
     switch (ds.type) {
@@ -268,7 +269,7 @@ Topology Topology::build(const TopologySpec& spec, const Catalog& catalog) {
     link.model_name = model.name;
     link.kind = model.kind;
     link.count = ls.count;
-    link.bandwidth_Bps = ls.bandwidth_Bps.value_or(model.bandwidth_Bps);
+    link.bandwidth_Bps = ls.bandwidth_Bps.value_or(model.bandwidth_Bps) * ls.bandwidth_fraction;
     link.efficiency = ls.efficiency.value_or(model.efficiency);
     link.latency_s = ls.latency_s.value_or(model.latency_s);
     link.lanes = model.lanes;

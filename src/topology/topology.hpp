@@ -32,6 +32,7 @@ struct Device {
   /// gpu only: NCCL's behaviour on its architecture, when models/ has it (null otherwise);
   /// shared by the GPUs of one architecture.
   std::shared_ptr<const NcclModel> nccl;
+  double slowdown = 1;  ///< gpu only: compute and NCCL kernels take this many times longer (--straggler), >= 1
   SourceRef where;
 
   const GpuModel& gpu() const { return std::get<GpuModel>(*model); }
@@ -45,7 +46,7 @@ struct Link {
   std::string model_name;
   LinkKind kind = LinkKind::nvlink;
   int count = 1;             ///< parallel links, striped as one
-  double bandwidth_Bps = 0;  ///< one link, one direction, line rate (override applied)
+  double bandwidth_Bps = 0;  ///< one link, one direction, line rate (override and --degrade applied)
   double efficiency = 1;
   double latency_s = 0;
   int lanes = 0;             ///< PCIe lanes of one link

@@ -191,7 +191,9 @@ void Replay::layout() {
   compute_s_.assign(instances_.size(), 0);
   for (std::size_t i = 0; i < instances_.size(); ++i) {
     const TraceOp& op = ops[instances_[i].op];
-    if (op.kind == TraceOp::Kind::compute) compute_s_[i] = compute_time(op, instances_[i].rank);
+    // A straggler (--straggler) runs every kernel `slowdown` times longer, timed ops included.
+    if (op.kind == TraceOp::Kind::compute)
+      compute_s_[i] = compute_time(op, instances_[i].rank) * topology_.device(topology_.gpu(instances_[i].rank)).slowdown;
   }
 }
 
@@ -200,7 +202,7 @@ double Replay::rank0_compute_s() const {
   for (std::size_t i = 0; i < instances_.size(); ++i) {
     const TraceOp& op = trace_.ops[instances_[i].op];
     if (op.kind == TraceOp::Kind::compute && instances_[i].rank == 0 && op.cost != TraceOp::Cost::time)
-      total += compute_s_[i] / options_.compute_scale;
+      total += compute_s_[i] / options_.compute_scale / topology_.device(topology_.gpu(0)).slowdown;
   }
   return total;
 }
