@@ -95,7 +95,9 @@ const Fabric::Arc& Fabric::arc(int from_rank, int to_rank, int rail) const {
     if (!capacity) continue;
     // A resource is a hop kind with its members; links keep their direction apart.
     std::vector<std::size_t> members;
-    for (const LinkUse& use : hop.links) members.push_back(use.link * 2 + (use.forward ? 0 : 1));
+    // A member of a bundle (ecmp, adaptive) is apart from the whole link and from the others.
+    for (const LinkUse& use : hop.links)
+      members.push_back(((use.link * 2 + (use.forward ? 0 : 1)) << 20) + static_cast<std::size_t>(use.member + 1));
     for (Vertex v : hop.devices) members.push_back(v);
     std::sort(members.begin(), members.end());
     auto id_key = std::make_pair(static_cast<int>(hop.kind), members);

@@ -34,25 +34,35 @@ std::optional<ResourceUse> ResourceTable::use(const Hop& hop) {
   };
   if (hop.kind == Hop::Kind::link) {
     std::vector<LinkUse> members = hop.links;
-    std::sort(members.begin(), members.end(), [](const LinkUse& a, const LinkUse& b) { return a.link < b.link; });
+    std::sort(members.begin(), members.end(),
+              [](const LinkUse& a, const LinkUse& b) { return std::make_pair(a.link, a.member) < std::make_pair(b.link, b.member); });
+    // Key: link x kMemberStride + (member + 1), so that a whole link (member -1) keys as before
+    // ordered by link, and each member of a bundle (ecmp, adaptive) is a resource of its own.
     std::vector<std::size_t> key;
-    for (const LinkUse& m : members) key.push_back(m.link);
+    for (const LinkUse& m : members) {
+      if (m.member + 1 >= static_cast<int>(kMemberStride)) throw std::logic_error("ResourceTable: member index too large");
+      key.push_back(m.link * kMemberStride + static_cast<std::size_t>(m.member + 1));
+    }
     bool up = members.front().forward;
     auto it = bundles_.find(key);
     if (it != bundles_.end()) return checked(it->second, up);
-    for (std::size_t link : key)
-      if (!owner_.emplace(link, key).second)
-        throw InputError(topology_.file(), topology_.link(link).where.pointer,
-                         "link " + std::to_string(link) + " is striped with different sets of NVSwitch planes on "
-                                                          "different routes; wire the planes evenly");
+    for (std::size_t member : key)
+      if (!owner_.emplace(member, key).second)
+        throw InputError(topology_.file(), topology_.link(member / kMemberStride).where.pointer,
+                         "link " + std::to_string(member / kMemberStride) +
+                             " is striped with different sets of NVSwitch planes on "
+                             "different routes; wire the planes evenly");
     Resource r;
     r.name = "link";
-    for (std::size_t link : key) r.name += "." + std::to_string(link);
+    for (const LinkUse& m : members) {
+      r.name += "." + std::to_string(m.link);
+      if (m.member >= 0) r.name += "#" + std::to_string(m.member);
+      r.links.push_back(m.link);
+    }
     r.sharing = Resource::Sharing::split_duplex;
     r.kind = hop.kind;
     r.capacity_Bps = *hop_capacity_Bps(topology_, hop, mode_);
     r.latency_s = latency_s;
-    r.links = key;
     std::size_t index = declare(std::move(r));
     bundles_.emplace(key, index);
     return ResourceUse{index, up};

@@ -23,12 +23,14 @@ struct Resource {
     split_duplex,  ///< topology links: each direction has the full capacity
     shared,        ///< one capacity for everything crossing it, whatever the direction
   };
-  std::string name;  ///< unique in its table: "link.3", "link.12.13" (a bundle), "crossbar.nvswitch0"
+  std::string name;  ///< unique in its table: "link.3", "link.12.13" (a bundle), "link.7#2" (member 2 of link 7's
+                     ///< parallel links, ecmp/adaptive), "crossbar.nvswitch0"
   Sharing sharing = Sharing::split_duplex;
   Hop::Kind kind = Hop::Kind::link;
   double capacity_Bps = 0;          ///< per direction when split-duplex
   double latency_s = 0;             ///< hop_latency_s of every hop mapped onto it (one value by construction)
-  std::vector<std::size_t> links;   ///< split-duplex: topology link indices, ascending
+  std::vector<std::size_t> links;   ///< split-duplex: topology link indices, ascending (a link repeats
+                                    ///< for each of its members a hop names)
   std::vector<Vertex> devices;      ///< shared: the devices of its hops, ascending
 };
 
@@ -56,11 +58,14 @@ class ResourceTable {
  private:
   std::size_t declare(Resource resource);
 
+  /// Keys of link members: link index x this + member + 1 (parallel links per link stay below it).
+  static constexpr std::size_t kMemberStride = 1u << 20;
+
   const Topology& topology_;
   TransferMode mode_;
   std::vector<Resource> resources_;
   std::map<std::vector<std::size_t>, std::size_t> bundles_;   ///< sorted link indices -> resource
-  std::map<std::size_t, std::vector<std::size_t>> owner_;     ///< link -> its bundle's key
+  std::map<std::size_t, std::vector<std::size_t>> owner_;     ///< link member key -> its bundle's key
   std::map<std::pair<int, std::vector<Vertex>>, std::size_t> shared_;  ///< (kind, devices) -> resource
 };
 
