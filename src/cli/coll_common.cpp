@@ -18,6 +18,11 @@ void add_request_options(CLI::App& command, RequestArgs& args) {
   command.add_flag("--no-p2p", args.no_p2p, "Peer access disabled: NCCL goes through host memory (NCCL_P2P_DISABLE=1)");
   command.add_flag("--no-gdr", args.no_gdr,
                    "No GPUDirect RDMA: NIC traffic bounces through host memory (NCCL_NET_GDR_LEVEL=LOC)");
+  command.add_option("--routing", args.routing,
+                     "Network routing over equal-cost links and spines: ideal (even split, default), ecmp (each flow "
+                     "hashed onto one), adaptive (each flow onto the least loaded)")
+      ->check(CLI::IsMember({"ideal", "ecmp", "adaptive"}));
+  command.add_option("--seed", args.seed, "ECMP hash seed (default 0)");
   add_nccl_options(command, args);
 }
 
@@ -134,6 +139,12 @@ RouteOptions routes_of(const RequestArgs& args) {
   routes.peer_access = !args.no_p2p && env.peer_access.value_or(true);
   routes.gpu_direct = !args.no_gdr && env.gpu_direct.value_or(true);
   routes.ib_hca = env.ib_hca;
+  if (args.routing == "ecmp") routes.routing = RoutingMode::ecmp;
+  if (args.routing == "adaptive") {
+    routes.routing = RoutingMode::adaptive;
+    routes.placement = std::make_shared<FlowPlacement>();
+  }
+  routes.seed = args.seed;
   return routes;
 }
 

@@ -18,14 +18,18 @@ struct RequestArgs {
   bool no_gdr = false;
   std::string nccl;               ///< --nccl: release ("2.18.5") or modelled line; "" for the default
   std::vector<std::string> env;   ///< --env NCCL_KEY=VALUE,...
+  std::string routing = "ideal";  ///< --routing: ideal, ecmp, adaptive
+  unsigned long long seed = 0;    ///< --seed: ECMP hash seed
 };
 
-/// Adds -d, --algo, --proto, --channels, --no-p2p, --no-gdr, --nccl and --env to a subcommand.
+/// Adds -d, --algo, --proto, --channels, --no-p2p, --no-gdr, --routing, --seed, --nccl and --env to a subcommand.
 void add_request_options(CLI::App& command, RequestArgs& args);
 /// Adds --nccl and --env alone (workload commands).
 void add_nccl_options(CLI::App& command, RequestArgs& args);
 /// The request those options describe, for `op` (size left 0); UsageError on bad names.
 CollRequest request_of(const RequestArgs& args, CollOp op);
+/// The route options those flags give; adaptive routing gets a fresh placement, shared by every
+/// copy of the result (one communicator and its platform).
 RouteOptions routes_of(const RequestArgs& args);
 
 /// NCCL's environment as topsim models it: NCCL_ALGO, NCCL_PROTO, NCCL_MIN_NCHANNELS,

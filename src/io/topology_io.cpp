@@ -64,12 +64,20 @@ FabricSpec read_fabric(const Json& value, const SourceRef& where) {
   FabricSpec f;
   f.where = where;
   f.kind = r.string("kind");
-  const std::vector<std::string> kinds = {"fat-tree", "rail", "nvlink"};
+  const std::vector<std::string> kinds = {"fat-tree", "rail", "rail-only", "nvlink"};
   if (std::find(kinds.begin(), kinds.end(), f.kind) == kinds.end())
     fail(r.at("kind"), unknown_name_message("fabric kind", f.kind, kinds));
   if (auto model = r.optional_string("switch")) f.switch_model = *model;
   if (f.kind != "nvlink") {
     if (auto o = r.optional_number("oversubscription", 1, 64, false)) f.oversubscription = *o;
+    if (auto tiers = r.optional_integer("tiers", 2, 3)) f.tiers = *tiers;
+    if (f.kind != "rail-only")
+      if (auto planes = r.optional_integer("planes", 1, 64)) f.planes = *planes;
+    if (f.tiers == 3) {
+      if (auto o = r.optional_number("spine_oversubscription", 1, 64, false)) f.spine_oversubscription = *o;
+      if (auto s = r.optional_integer("spines_per_pod", 1, 4096)) f.spines_per_pod = *s;
+      if (auto l = r.optional_integer("leaves_per_pod", 1, 4096)) f.leaves_per_pod = *l;
+    }
   } else {
     if (auto ratio = r.optional_number("external_ratio", 0, 1, true)) f.external_ratio = *ratio;
     if (auto planes = r.optional_integer("planes", 1, 1024)) f.planes = *planes;

@@ -37,11 +37,18 @@ struct LinkSpec {
 /// How servers are joined when replicated into a cluster.
 struct FabricSpec {
   std::string kind;                ///< "fat-tree" (NICs onto leaves node by node), "rail" (NIC i of
-                                   ///< every node onto rail i's leaves), "nvlink" (NVLink Switch System)
+                                   ///< every node onto rail i's leaves), "rail-only" (rail i a network of
+                                   ///< its own), "nvlink" (NVLink Switch System)
   std::string switch_model;        ///< leaf (network) or NVLink switch model; "" picks one by port model
   double oversubscription = 1;     ///< fat-tree and rail: leaf down ports per up port
   double external_ratio = 0.5;     ///< nvlink with node NVSwitches: external links per GPU-facing link
-  int planes = 0;                  ///< nvlink without node NVSwitches: switch chips the GPUs spread over
+  int planes = 0;                  ///< nvlink without node NVSwitches: switch chips the GPUs spread over;
+                                   ///< fat-tree, rail: independent network planes (NIC i on plane i % planes; 0 = 1)
+  int tiers = 2;                   ///< fat-tree, rail, rail-only: 2 (leaves under one aggregated core) or 3
+                                   ///< (leaves, explicit spines in pods, aggregated core above)
+  double spine_oversubscription = 1;  ///< tiers 3: a spine's down links per up link
+  int spines_per_pod = 0;          ///< tiers 3: 0 = a leaf's up ports (one link to each spine)
+  int leaves_per_pod = 0;          ///< tiers 3: 0 = as many as a spine's down ports take
   SourceRef where;
 };
 

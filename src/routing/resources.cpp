@@ -19,8 +19,16 @@ const char* to_string(Hop::Kind kind) {
   return "unknown";
 }
 
+std::size_t& ResourceTable::owner_of(std::size_t member_key) {
+  if (member_key % kMemberStride != 0) return member_owner_.try_emplace(member_key, kNone).first->second;
+  std::size_t link = member_key / kMemberStride;
+  if (link_owner_.size() <= link) link_owner_.resize(link + 1, kNone);
+  return link_owner_[link];
+}
+
 std::size_t ResourceTable::declare(Resource resource) {
   resources_.push_back(std::move(resource));
+  keys_.emplace_back();
   return resources_.size() - 1;
 }
 
@@ -34,29 +42,39 @@ std::optional<ResourceUse> ResourceTable::use(const Hop& hop) {
   };
   if (hop.kind == Hop::Kind::link) {
     std::vector<LinkUse> members = hop.links;
-    std::sort(members.begin(), members.end(), [](const LinkUse& a, const LinkUse& b) { return a.link < b.link; });
+    std::sort(members.begin(), members.end(),
+              [](const LinkUse& a, const LinkUse& b) { return std::make_pair(a.link, a.member) < std::make_pair(b.link, b.member); });
+    // Key: link x kMemberStride + (member + 1), so that a whole link (member -1) keys as before
+    // ordered by link, and each member of a bundle (ecmp, adaptive) is a resource of its own.
     std::vector<std::size_t> key;
-    for (const LinkUse& m : members) key.push_back(m.link);
+    for (const LinkUse& m : members) {
+      if (m.member + 1 >= static_cast<int>(kMemberStride)) throw std::logic_error("ResourceTable: member index too large");
+      key.push_back(m.link * kMemberStride + static_cast<std::size_t>(m.member + 1));
+    }
     bool up = members.front().forward;
-    // A link belongs to one bundle at most: its owner, if any, must be this very bundle.
-    if (link_owner_.size() <= key.back()) link_owner_.resize(key.back() + 1, kNone);
-    if (std::size_t owner = link_owner_[key.front()]; owner != kNone && resources_[owner].links == key)
-      return checked(owner, up);
-    for (std::size_t link : key)
-      if (link_owner_[link] != kNone)
-        throw InputError(topology_.file(), topology_.link(link).where.pointer,
-                         "link " + std::to_string(link) + " is striped with different sets of NVSwitch planes on "
-                                                          "different routes; wire the planes evenly");
+    // A link (or a bundle's member) belongs to one bundle at most: its owner, if any, must be
+    // this very bundle.
+    if (std::size_t owner = owner_of(key.front()); owner != kNone && keys_[owner] == key) return checked(owner, up);
+    for (std::size_t member : key)
+      if (owner_of(member) != kNone)
+        throw InputError(topology_.file(), topology_.link(member / kMemberStride).where.pointer,
+                         "link " + std::to_string(member / kMemberStride) +
+                             " is striped with different sets of NVSwitch planes on "
+                             "different routes; wire the planes evenly");
     Resource r;
     r.name = "link";
-    for (std::size_t link : key) r.name += "." + std::to_string(link);
+    for (const LinkUse& m : members) {
+      r.name += "." + std::to_string(m.link);
+      if (m.member >= 0) r.name += "#" + std::to_string(m.member);
+      r.links.push_back(m.link);
+    }
     r.sharing = Resource::Sharing::split_duplex;
     r.kind = hop.kind;
     r.capacity_Bps = *hop_capacity_Bps(topology_, hop, mode_);
     r.latency_s = latency_s;
-    r.links = key;
     std::size_t index = declare(std::move(r));
-    for (std::size_t link : key) link_owner_[link] = index;
+    for (std::size_t member : key) owner_of(member) = index;
+    keys_[index] = key;
     return ResourceUse{index, up};
   }
   auto capacity = hop_capacity_Bps(topology_, hop, mode_);

@@ -23,12 +23,14 @@ struct Resource {
     split_duplex,  ///< topology links: each direction has the full capacity
     shared,        ///< one capacity for everything crossing it, whatever the direction
   };
-  std::string name;  ///< unique in its table: "link.3", "link.12.13" (a bundle), "crossbar.nvswitch0"
+  std::string name;  ///< unique in its table: "link.3", "link.12.13" (a bundle), "link.7#2" (member 2 of link 7's
+                     ///< parallel links, ecmp/adaptive), "crossbar.nvswitch0"
   Sharing sharing = Sharing::split_duplex;
   Hop::Kind kind = Hop::Kind::link;
   double capacity_Bps = 0;          ///< per direction when split-duplex
   double latency_s = 0;             ///< hop_latency_s of every hop mapped onto it (one value by construction)
-  std::vector<std::size_t> links;   ///< split-duplex: topology link indices, ascending
+  std::vector<std::size_t> links;   ///< split-duplex: topology link indices, ascending (a link repeats
+                                    ///< for each of its members a hop names)
   std::vector<Vertex> devices;      ///< shared: the devices of its hops, ascending
 };
 
@@ -56,11 +58,19 @@ class ResourceTable {
  private:
   std::size_t declare(Resource resource);
 
+  /// Keys of link members: link index x this + member + 1 (parallel links per link stay below it).
+  static constexpr std::size_t kMemberStride = 1u << 20;
+
   const Topology& topology_;
   TransferMode mode_;
   std::vector<Resource> resources_;
   static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
-  std::vector<std::size_t> link_owner_;    ///< by link index: the resource of its bundle, or kNone
+  /// The resource owning a member key (link x kMemberStride + member + 1), or kNone; whole
+  /// links (member -1) in a vector by link, members of a bundle (ecmp, adaptive) in a map.
+  std::size_t& owner_of(std::size_t member_key);
+  std::vector<std::size_t> link_owner_;                      ///< by link index
+  std::map<std::size_t, std::size_t> member_owner_;          ///< by member key of a bundle member
+  std::vector<std::vector<std::size_t>> keys_;               ///< by resource: its member keys (links only)
   std::vector<std::size_t> single_owner_;  ///< by device x kinds + kind: a one-device shared resource
   std::map<std::pair<int, std::vector<Vertex>>, std::size_t> shared_;  ///< (kind, devices) -> resource, 2+ devices
 };

@@ -5,7 +5,9 @@
 #include <stdexcept>
 
 #include "routing/graph_search.hpp"
+#include "routing/network_path.hpp"
 #include "util/error.hpp"
+#include "util/text.hpp"
 
 namespace topsim {
 
@@ -53,7 +55,6 @@ Vertex append_walk(const Topology& t, Vertex from, const std::vector<Edge>& edge
 }
 
 bool nvlink_only(const Link& l) { return l.kind == LinkKind::nvlink; }
-bool network_only(const Link& l) { return l.kind == LinkKind::network; }
 bool pcie_only(const Link& l) { return l.kind == LinkKind::pcie; }
 bool between_cpus(const Link& l) { return l.kind == LinkKind::socket || l.kind == LinkKind::numa; }
 
@@ -190,37 +191,6 @@ Route host_route(const Topology& t, Vertex src, Vertex dst, bool staging) {
   return route;
 }
 
-// NIC to NIC over network links through network switches. Two NICs on one leaf, or on leaves
-// under a common switch (the fabric core), are joined without a search; else breadth-first.
-std::vector<Edge> network_path(const Topology& t, Vertex a, Vertex b) {
-  const Graph& g = t.graph();
-  auto uplinks = [&](Vertex v) {
-    std::vector<Edge> out;
-    for (Edge e : boost::make_iterator_range(boost::out_edges(v, g)))
-      if (t.link(e).kind == LinkKind::network) out.push_back(e);
-    return out;
-  };
-  for (Edge ea : uplinks(a)) {
-    Vertex la = t.other_end(ea, a);
-    if (la == b) return {ea};
-    for (Edge eb : uplinks(b)) {
-      Vertex lb = t.other_end(eb, b);
-      if (la == lb) return {ea, eb};
-      for (Edge up : uplinks(la)) {
-        Vertex core = t.other_end(up, la);
-        if (t.device(core).type != DeviceType::network_switch) continue;
-        for (Edge down : uplinks(lb))
-          if (t.other_end(down, lb) == core) return {ea, up, down, eb};
-      }
-    }
-  }
-  auto switches = [](const Device& d) { return d.type == DeviceType::network_switch; };
-  auto path = shortest_path(t, a, b, network_only, switches);
-  if (!path)
-    throw InputError(t.file(), "", "no network path between " + t.device(a).id + " and " + t.device(b).id);
-  return *path;
-}
-
 // Efficiency of NCCL's kernels on an NVLink: that of the architecture of the GPU at either end;
 // for switch-to-switch trunks, the lowest among the topology's GPUs.
 double nccl_nvlink_efficiency(const Topology& t, const Link& link) {
@@ -290,11 +260,59 @@ Route find_route_via(const Topology& t, int src_gpu, int src_nic, int dst_nic, i
   std::vector<Hop>& hops = route.path.hops;
   if (options.mode == TransferMode::sm) hops.push_back(device_hop(Hop::Kind::gpu_sm, src));
   gpu_nic_hops(t, src, a, false, options.gpu_direct, hops);
-  append_walk(t, a, network_path(t, a, b), hops);
+  append_network(t, a, b, options, hops);
   gpu_nic_hops(t, dst, b, true, options.gpu_direct, hops);
   if (options.mode == TransferMode::sm) hops.push_back(device_hop(Hop::Kind::gpu_sm, dst));
   return route;
 }
+
+namespace {
+
+// NCCL's PXN: the source's bytes cross NVLink to the GPU of its server beside a NIC on the
+// destination NIC's network (rail-only, multi-plane), which sends them. The lowest-ordinal
+// such NIC is used; InputError when the server has none or no NVLink reaches its GPU.
+Route pxn_route(const Topology& t, int src_gpu, int dst_nic, int dst_gpu, const RouteOptions& options) {
+  Vertex src = t.gpu(src_gpu), dst = t.gpu(dst_gpu);
+  int island = t.device(t.nics().at(static_cast<std::size_t>(dst_nic))).island;
+  auto fail_pxn = [&](const std::string& why) -> Route {
+    throw InputError(t.file(), "", t.device(src).id + " cannot reach " + t.device(dst).id + ": their nearest NICs are on "
+                                       "separate networks (rail-only or multi-plane fabric) and " + why);
+  };
+  // A cluster numbers each server's GPUs consecutively: scan the source's neighbours only.
+  int first = src_gpu, last = src_gpu;
+  while (first > 0 && t.node_of(first - 1) == t.node_of(src_gpu)) --first;
+  while (last + 1 < t.gpu_count() && t.node_of(last + 1) == t.node_of(src_gpu)) ++last;
+  std::vector<std::string> tried;  // GPUs beside a NIC on that network, without an NVLink from src
+  for (Vertex nic : t.nics()) {
+    const Device& n = t.device(nic);
+    if (n.node != t.device(src).node || n.island != island) continue;
+    for (int proxy = first; proxy <= last; ++proxy) {
+      if (nearest_nic(t, proxy) != n.nic_index) continue;
+      if (proxy == src_gpu) return find_route_via(t, src_gpu, n.nic_index, dst_nic, dst_gpu, options);
+      std::optional<Route> hop = options.peer_access ? nvlink_route(t, src, t.gpu(proxy)) : std::nullopt;
+      if (!hop) {
+        tried.push_back(t.device(t.gpu(proxy)).id + " (beside " + n.id + ")");
+        continue;
+      }
+      Route via = find_route_via(t, proxy, n.nic_index, dst_nic, dst_gpu, options);
+      Route route;
+      route.kind = RouteKind::network;
+      std::vector<Hop>& hops = route.path.hops;
+      if (options.mode == TransferMode::sm) hops.push_back(device_hop(Hop::Kind::gpu_sm, src));
+      hops.insert(hops.end(), hop->path.hops.begin(), hop->path.hops.end());
+      // The proxy's own SM limit (first hop of `via` in sm mode) applies to what it forwards.
+      hops.insert(hops.end(), via.path.hops.begin(), via.path.hops.end());
+      return route;
+    }
+  }
+  if (!tried.empty())
+    return fail_pxn(std::string(options.peer_access ? "no NVLink joins " : "peer access is off, so no NVLink joins ") +
+                    t.device(src).id + " to " + join(tried, " or "));
+  return fail_pxn(t.device(src).id + "'s server has no NIC on " + t.device(t.nics().at(static_cast<std::size_t>(dst_nic))).id +
+                  "'s network with a GPU beside it");
+}
+
+}  // namespace
 
 Route find_route(const Topology& t, int src_gpu, int dst_gpu, const RouteOptions& options) {
   if (src_gpu == dst_gpu) throw std::invalid_argument("find_route: source and destination are the same GPU");
@@ -306,8 +324,13 @@ Route find_route(const Topology& t, int src_gpu, int dst_gpu, const RouteOptions
     if (!route && t.gpu_model(src_gpu).peer_over_pcie && t.gpu_model(dst_gpu).peer_over_pcie)
       route = pcie_peer_route(t, src, dst);
   }
-  if (!route && t.node_of(src_gpu) != t.node_of(dst_gpu))
-    return find_route_via(t, src_gpu, nearest_nic(t, src_gpu), nearest_nic(t, dst_gpu), dst_gpu, options);
+  if (!route && t.node_of(src_gpu) != t.node_of(dst_gpu)) {
+    int src_nic = nearest_nic(t, src_gpu), dst_nic = nearest_nic(t, dst_gpu);
+    if (t.device(t.nics().at(static_cast<std::size_t>(src_nic))).island ==
+        t.device(t.nics().at(static_cast<std::size_t>(dst_nic))).island)
+      return find_route_via(t, src_gpu, src_nic, dst_nic, dst_gpu, options);
+    return pxn_route(t, src_gpu, dst_nic, dst_gpu, options);
+  }
   if (!route) route = host_route(t, src, dst, options.mode == TransferMode::copy_engine);
   std::vector<Hop>& hops = route->path.hops;
   if (options.mode == TransferMode::copy_engine) {
@@ -332,7 +355,7 @@ std::optional<double> hop_capacity_Bps(const Topology& t, const Hop& hop, Transf
       double efficiency = link.efficiency;
       if (mode == TransferMode::sm && link.kind == LinkKind::nvlink) efficiency = nccl_nvlink_efficiency(t, link);
       if (mode == TransferMode::sm && link.kind == LinkKind::pcie) efficiency = nccl_pcie_efficiency(t, link);
-      total = sum(total, link.line_rate_Bps() * efficiency);
+      total = sum(total, (use.member < 0 ? link.line_rate_Bps() : link.bandwidth_Bps) * efficiency);
     }
     return total;
   }
@@ -423,10 +446,13 @@ std::string describe(const Topology& t, const Hop& hop) {
       const Link& link = t.link(use.link);
       from.push_back(use.forward ? link.a : link.b);
       to.push_back(use.forward ? link.b : link.a);
-      count += link.count;
+      count += use.member < 0 ? link.count : 1;
     }
     const std::string& model = t.link(hop.links.front().link).model_name;
-    return device_set(t, from) + " -" + model + (count > 1 ? "x" + std::to_string(count) : "") + "-> " + device_set(t, to);
+    // One member of a bundle (ecmp, adaptive): "#k", the k-th of the link's parallel links.
+    int member = hop.links.size() == 1 ? hop.links.front().member : -1;
+    std::string which = member >= 0 ? "#" + std::to_string(member) : count > 1 ? "x" + std::to_string(count) : "";
+    return device_set(t, from) + " -" + model + which + "-> " + device_set(t, to);
   }
   std::string set = device_set(t, hop.devices);
   switch (hop.kind) {

@@ -2,8 +2,11 @@
 // How bytes get from one GPU to another, as CUDA would move them: over NVLink when the GPUs are
 // joined directly or through NVSwitches, else peer-to-peer over PCIe inside one socket, else
 // through host memory. Found on the topology graph with Boost.Graph; no simulation here.
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "topology/topology.hpp"
@@ -24,6 +27,9 @@ enum class TransferMode {
 struct LinkUse {
   std::size_t link = 0;  ///< Link::index
   bool forward = true;   ///< from the link's "a" end to its "b" end
+  /// -1: all `count` parallel links together (striped); k >= 0: parallel link k alone, as a
+  /// flow hashed (ECMP) or placed (adaptive) onto one member of the bundle travels
+  int member = -1;
 };
 
 /// One resource a transfer occupies. NVSwitch planes are striped by the hardware in proportion
@@ -54,6 +60,22 @@ struct Route {
   Path path;
 };
 
+/// How a network route spreads over equal-cost choices: the parallel links of a bundle and the
+/// spine switches of a fat-tree.
+enum class RoutingMode {
+  ideal,     ///< evenly over all of them at once (perfect packet spraying)
+  ecmp,      ///< each flow on one, picked by a fixed hash of (source NIC, destination NIC, seed, stage)
+  adaptive,  ///< each new flow on the least loaded one (flows already placed), ties to the lowest
+};
+const char* to_string(RoutingMode mode);
+
+/// Adaptive routing's memory within one run: flows placed per member link and direction, and
+/// each NIC pair's placement (so that the planner and the engine see the same choice).
+struct FlowPlacement {
+  std::map<std::tuple<std::size_t, int, bool>, int> flows;  ///< (link, member, forward) -> flows
+  std::map<std::pair<Vertex, Vertex>, std::vector<LinkUse>> placed;  ///< (src NIC, dst NIC) -> links
+};
+
 struct RouteOptions {
   bool peer_access = true;  ///< false: every copy goes through host memory (P2P disabled)
   /// false: NICs never read or write GPU memory directly; traffic bounces through the host
@@ -64,7 +86,18 @@ struct RouteOptions {
   /// matches unless the list starts with '=', all but those after '^', ":port" ignored); ""
   /// for every NIC. Routing itself ignores it: communicators pick their rails with it.
   std::string ib_hca;
+  RoutingMode routing = RoutingMode::ideal;
+  unsigned long long seed = 0;  ///< ecmp: mixed into every flow's hash
+  /// adaptive: shared by every copy of these options (a communicator and its platform), so one
+  /// NIC pair keeps one placement; made on first use when null
+  std::shared_ptr<FlowPlacement> placement;
 };
+
+/// ECMP's hash of a flow at one stage of its route: FNV-1a (64-bit) over the little-endian
+/// 64-bit words src_nic, dst_nic, seed, stage, then MurmurHash3's fmix64 finalizer. Fixed so
+/// that results are reproducible.
+unsigned long long ecmp_hash(unsigned long long src_nic, unsigned long long dst_nic, unsigned long long seed,
+                             unsigned long long stage);
 
 /// Route between two GPUs (CUDA ordinals, src != dst). Throws InputError when NVSwitch planes
 /// are wired so unevenly that striping cannot be modelled as one bundled path. GPUs of

@@ -29,7 +29,8 @@ RouteTable::RouteTable(const Topology& topology, RouteOptions options)
 
 bool RouteTable::serves(const Topology& topology, const RouteOptions& options) const {
   return &topology == &topology_ && options.peer_access == options_.peer_access &&
-         options.gpu_direct == options_.gpu_direct && options.mode == options_.mode && options.ib_hca == options_.ib_hca;
+         options.gpu_direct == options_.gpu_direct && options.mode == options_.mode && options.ib_hca == options_.ib_hca &&
+         options.routing == options_.routing && options.seed == options_.seed && options.placement == options_.placement;
 }
 
 std::size_t RouteTable::KeyHash::operator()(const Key& k) const {

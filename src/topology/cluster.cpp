@@ -1,4 +1,5 @@
 #include "topology/cluster.hpp"
+#include "topology/network_fabric.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -36,41 +37,6 @@ LinkSpec link(const std::string& a, const std::string& b, const std::string& mod
   l.count = count;
   l.where = where;
   return l;
-}
-
-// Leaf switches for NIC ports grouped as `groups` (node by node for a fat-tree, rail by rail):
-// each group fills leaves of `down` ports; leaves hang under one core by `up` links each.
-void attach_leaves(TopologySpec& out, const std::vector<std::vector<std::pair<std::string, int>>>& groups,
-                   const SwitchModel& leaf, const std::string& port_model, double oversubscription, const Catalog& catalog,
-                   const SourceRef& where) {
-  int total = 0;
-  for (const auto& g : groups)
-    for (const auto& nic : g) total += nic.second;
-  if (total <= leaf.ports) {  // one switch holds every port
-    out.devices.push_back(device("fabric.leaf0", DeviceType::network_switch, leaf.name, where));
-    for (const auto& g : groups)
-      for (const auto& [nic, ports] : g) out.links.push_back(link(nic, "fabric.leaf0", port_model, ports, where));
-    return;
-  }
-  int down = static_cast<int>(std::floor(leaf.ports * oversubscription / (1 + oversubscription)));
-  int up = leaf.ports - down;
-  if (down < 1 || up < 1) fail(where, "oversubscription leaves " + leaf.name + " no down or no up ports");
-  out.devices.push_back(device("fabric.core", DeviceType::network_switch, "fabric-core", where));
-  catalog.switch_model("fabric-core", where);
-  int leaves = 0, used = down;  // start a fresh leaf for the first port
-  for (const auto& g : groups) {
-    used = down;  // each group starts on its own leaf
-    for (const auto& [nic, ports] : g) {
-      if (used + ports > down) {
-        out.devices.push_back(device("fabric.leaf" + std::to_string(leaves), DeviceType::network_switch, leaf.name, where));
-        out.links.push_back(link("fabric.leaf" + std::to_string(leaves), "fabric.core", port_model, up, where));
-        ++leaves;
-        used = 0;
-      }
-      out.links.push_back(link(nic, "fabric.leaf" + std::to_string(leaves - 1), port_model, ports, where));
-      used += ports;
-    }
-  }
 }
 
 }  // namespace
@@ -192,7 +158,7 @@ TopologySpec expand_cluster(const ClusterSpec& cluster, const TopologySpec& node
   }
 
   const FabricSpec& fabric = cluster.fabric;
-  if (fabric.kind == "fat-tree" || fabric.kind == "rail") {
+  if (fabric.kind == "fat-tree" || fabric.kind == "rail" || fabric.kind == "rail-only") {
     if (nics.empty()) fail(where, node.name + " has no NIC to attach to a " + fabric.kind + " fabric");
     std::string port;
     std::map<std::string, int> ports_of;
@@ -221,18 +187,12 @@ TopologySpec expand_cluster(const ClusterSpec& cluster, const TopologySpec& node
     if (leaf.kind != SwitchKind::network) fail(where.at("switch"), "'" + leaf_name + "' is not a network switch");
     if (!leaf.port_model.empty() && leaf.port_model != port)
       fail(where.at("switch"), leaf_name + " has " + leaf.port_model + " ports but the NICs speak " + port);
-    std::vector<std::vector<std::pair<std::string, int>>> groups;
-    if (fabric.kind == "fat-tree") {
-      groups.emplace_back();
-      for (int k = 0; k < cluster.nodes; ++k)
-        for (const auto& nic : nics) groups.back().emplace_back(prefixed(k, nic), ports_of[nic]);
-    } else {
-      for (const auto& nic : nics) {
-        groups.emplace_back();
-        for (int k = 0; k < cluster.nodes; ++k) groups.back().emplace_back(prefixed(k, nic), ports_of[nic]);
-      }
+    std::vector<NicPorts> rails;
+    for (const auto& nic : nics) {
+      rails.emplace_back();
+      for (int k = 0; k < cluster.nodes; ++k) rails.back().emplace_back(prefixed(k, nic), ports_of[nic]);
     }
-    attach_leaves(out, groups, leaf, port, fabric.oversubscription, catalog, where);
+    attach_network_fabric(out, fabric, rails, cluster.nodes, leaf, port, catalog);
     return out;
   }
 

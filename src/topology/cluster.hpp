@@ -5,7 +5,10 @@
 //                           \  |  /          \  |  /
 //                          leaf switches (rail: one set per NIC index)
 //                                 \    |    /
+//                      (tiers 3: spine switches, pod by pod)
+//                                 \    |    /
 //                      fabric core (upper tiers aggregated, non-blocking)
+//   planes / rail-only: one such tree per plane (NIC i on plane i % planes), none joined
 //
 //   nvlink:  each server's NVSwitches ==(external NVLinks)== NVLink Switch System, or GPUs ==
 //            switch planes directly (GB200 NVL72 style)
@@ -30,8 +33,10 @@ constexpr long long kMaxClusterGpus = 1LL << 18;
 /// One topology with every server's devices (ids prefixed "n<k>.", node = k) and links, then the
 /// fabric's switches (node -1) and links. Throws InputError at the cluster's place when the
 /// fabric cannot be built (no NICs to attach, no switch model for the NICs' ports, planes that
-/// do not divide the GPUs' NVLinks); UsageError above kMaxClusterGpus GPUs, before allocating. The upper tiers of a fat-tree become one non-blocking core
-/// (exact for a non-blocking tree with balanced ECMP; oversubscription sits at the leaves).
+/// do not divide the GPUs' NVLinks, or NICs, spines that do not divide a leaf's up ports);
+/// UsageError above kMaxClusterGpus GPUs, before allocating. Two tiers: the upper tiers become
+/// one non-blocking core (exact for even spreading; oversubscription sits at the leaves). Three
+/// tiers: explicit spines in pods, the tier above them one non-blocking core.
 TopologySpec expand_cluster(const ClusterSpec& cluster, const TopologySpec& node, const Catalog& catalog);
 
 /// A server replicated under its default fabric (its "scale_out") as `scale` asks: `scale.nodes`

@@ -312,6 +312,8 @@ Topology Topology::build(const TopologySpec& spec, const Catalog& catalog) {
       if (!t.find_local_cpu(v))
         fail(t.graph_[v].where, t.graph_[v].id + " has no PCIe path to a CPU; host memory is reached through one");
 
+  t.find_network_tiers();
+
   // Host-staged copies between any two GPUs need a path through CPUs and socket links.
   std::vector<int> component(boost::num_vertices(t.graph_), -1);
   std::queue<Vertex> frontier;
@@ -331,6 +333,43 @@ Topology Topology::build(const TopologySpec& spec, const Catalog& catalog) {
       fail(t.graph_[v].where, t.graph_[v].id + " cannot reach " + t.graph_[t.gpus_.front()].id +
                                   "; a server topology must be one connected piece (join its CPUs with a socket link)");
   return t;
+}
+
+void Topology::find_network_tiers() {
+  auto network_edges = [&](Vertex v) {
+    std::vector<Vertex> out;
+    for (Edge e : boost::make_iterator_range(boost::out_edges(v, graph_)))
+      if (link(e).kind == LinkKind::network) out.push_back(other_end(e, v));
+    return out;
+  };
+  // Breadth-first from every NIC at once: a switch's tier is its distance from the nearest NIC.
+  std::queue<Vertex> frontier;
+  for (Vertex nic : nics_) frontier.push(nic);
+  while (!frontier.empty()) {
+    Vertex v = frontier.front();
+    frontier.pop();
+    for (Vertex w : network_edges(v))
+      if (graph_[w].type == DeviceType::network_switch && graph_[w].tier == 0) {
+        graph_[w].tier = graph_[v].tier + 1;
+        frontier.push(w);
+      }
+  }
+  int islands = 0;
+  for (Vertex nic : nics_) {
+    if (graph_[nic].island >= 0) continue;
+    graph_[nic].island = islands;
+    frontier.push(nic);
+    while (!frontier.empty()) {
+      Vertex v = frontier.front();
+      frontier.pop();
+      for (Vertex w : network_edges(v))
+        if (graph_[w].island < 0) {
+          graph_[w].island = islands;
+          frontier.push(w);
+        }
+    }
+    ++islands;
+  }
 }
 
 }  // namespace topsim

@@ -27,6 +27,13 @@ struct Device {
   int gpu_index = -1;  ///< CUDA ordinal: order of appearance among GPUs; -1 for other devices
   int nic_index = -1;  ///< NIC ordinal as nvidia-smi numbers them; -1 for other devices
   int node = 0;        ///< server of a cluster it belongs to; -1 for fabric devices
+  /// Network switches: hops over network links from the nearest NIC (a leaf is 1, a spine 2);
+  /// 0 for every other device. Routing climbs a tree by it.
+  int tier = 0;
+  /// NICs and network switches: which independent network (connected piece of network links)
+  /// the device is on, numbered from 0 in order of the first NIC; -1 for other devices. NICs on
+  /// different islands (rail-only, multi-plane) cannot talk over the network.
+  int island = -1;
   std::string cores;
   std::optional<int> numa_node;
   /// gpu only: NCCL's behaviour on its architecture, when models/ has it (null otherwise);
@@ -114,6 +121,8 @@ class Topology {
 
  private:
   std::optional<Vertex> find_local_cpu(Vertex device) const;
+  /// Sets Device::tier and Device::island (linear in the network's size).
+  void find_network_tiers();
 
   Graph graph_;
   std::string name_, description_, file_;
