@@ -19,26 +19,6 @@ namespace {
 
 std::string prefixed(int node, const std::string& id) { return "n" + std::to_string(node) + "." + id; }
 
-DeviceSpec device(const std::string& id, DeviceType type, const std::string& model, const SourceRef& where) {
-  DeviceSpec d;
-  d.id = id;
-  d.type = type;
-  d.model = model;
-  d.node = -1;
-  d.where = where;
-  return d;
-}
-
-LinkSpec link(const std::string& a, const std::string& b, const std::string& model, int count, const SourceRef& where) {
-  LinkSpec l;
-  l.a = a;
-  l.b = b;
-  l.model = model;
-  l.count = count;
-  l.where = where;
-  return l;
-}
-
 }  // namespace
 
 void check_nics_per_node(const TopologySpec& server, int nics_per_node) {
@@ -205,7 +185,7 @@ TopologySpec expand_cluster(const ClusterSpec& cluster, const TopologySpec& node
   if (!switches.empty()) {
     std::string system = fabric.switch_model.empty() ? "nvlink-switch-system" : fabric.switch_model;
     const SwitchModel& model = catalog.switch_model(system, where.at("switch"));
-    out.devices.push_back(device("fabric.nvlink", DeviceType::nvswitch, system, where));
+    out.devices.push_back(cluster_device("fabric.nvlink", DeviceType::nvswitch, system, where));
     for (const DeviceSpec* chip : switches) {
       int gpu_links = 0;
       for (const auto& l : node.links)
@@ -217,7 +197,7 @@ TopologySpec expand_cluster(const ClusterSpec& cluster, const TopologySpec& node
       int external = static_cast<int>(std::lround(gpu_links * fabric.external_ratio));
       if (external == 0) continue;
       for (int k = 0; k < cluster.nodes; ++k)
-        out.links.push_back(link(prefixed(k, chip->id), "fabric.nvlink", model.nvlink_model, external, where));
+        out.links.push_back(cluster_link(prefixed(k, chip->id), "fabric.nvlink", model.nvlink_model, external, where));
     }
     return out;
   }
@@ -225,7 +205,7 @@ TopologySpec expand_cluster(const ClusterSpec& cluster, const TopologySpec& node
   if (fabric.switch_model.empty()) fail(where, "name the NVLink switch chip model with \"switch\"");
   const SwitchModel& chip = catalog.switch_model(fabric.switch_model, where.at("switch"));
   for (int p = 0; p < fabric.planes; ++p)
-    out.devices.push_back(device("fabric.nvswitch" + std::to_string(p), DeviceType::nvswitch, chip.name, where));
+    out.devices.push_back(cluster_device("fabric.nvswitch" + std::to_string(p), DeviceType::nvswitch, chip.name, where));
   for (int k = 0; k < cluster.nodes; ++k)
     for (const DeviceSpec* g : gpus) {
       const GpuModel& m = catalog.gpu(g->model, g->where);
@@ -233,7 +213,7 @@ TopologySpec expand_cluster(const ClusterSpec& cluster, const TopologySpec& node
         fail(where.at("planes"), g->model + " has " + std::to_string(m.nvlink_count) + " NVLinks, not divisible over " +
                                      std::to_string(fabric.planes) + " planes");
       for (int p = 0; p < fabric.planes; ++p)
-        out.links.push_back(link(prefixed(k, g->id), "fabric.nvswitch" + std::to_string(p), m.nvlink_model,
+        out.links.push_back(cluster_link(prefixed(k, g->id), "fabric.nvswitch" + std::to_string(p), m.nvlink_model,
                                  m.nvlink_count / fabric.planes, where));
     }
   return out;

@@ -7,23 +7,17 @@
 
 namespace topsim {
 
-namespace {
-
-[[noreturn]] void fail(const SourceRef& where, const std::string& message) {
-  throw InputError(where.file, where.pointer, message);
-}
-
-DeviceSpec device(const std::string& id, const std::string& model, const SourceRef& where) {
+DeviceSpec cluster_device(const std::string& id, DeviceType type, const std::string& model, const SourceRef& where) {
   DeviceSpec d;
   d.id = id;
-  d.type = DeviceType::network_switch;
+  d.type = type;
   d.model = model;
   d.node = -1;
   d.where = where;
   return d;
 }
 
-LinkSpec link(const std::string& a, const std::string& b, const std::string& model, int count, const SourceRef& where) {
+LinkSpec cluster_link(const std::string& a, const std::string& b, const std::string& model, int count, const SourceRef& where) {
   LinkSpec l;
   l.a = a;
   l.b = b;
@@ -31,6 +25,17 @@ LinkSpec link(const std::string& a, const std::string& b, const std::string& mod
   l.count = count;
   l.where = where;
   return l;
+}
+
+
+namespace {
+
+[[noreturn]] void fail(const SourceRef& where, const std::string& message) {
+  throw InputError(where.file, where.pointer, message);
+}
+
+DeviceSpec switch_device(const std::string& id, const std::string& model, const SourceRef& where) {
+  return cluster_device(id, DeviceType::network_switch, model, where);
 }
 
 using Groups = std::vector<NicPorts>;
@@ -52,27 +57,27 @@ int down_ports(const SwitchModel& model, double oversubscription) {
 void attach_leaves(TopologySpec& out, const Groups& groups, const SwitchModel& leaf, const std::string& port_model,
                    double oversubscription, const Catalog& catalog, const SourceRef& where, const std::string& prefix) {
   if (ports_of(groups) <= leaf.ports) {  // one switch holds every port
-    out.devices.push_back(device(prefix + "leaf0", leaf.name, where));
+    out.devices.push_back(switch_device(prefix + "leaf0", leaf.name, where));
     for (const auto& g : groups)
-      for (const auto& [nic, ports] : g) out.links.push_back(link(nic, prefix + "leaf0", port_model, ports, where));
+      for (const auto& [nic, ports] : g) out.links.push_back(cluster_link(nic, prefix + "leaf0", port_model, ports, where));
     return;
   }
   int down = down_ports(leaf, oversubscription);
   int up = leaf.ports - down;
   if (down < 1 || up < 1) fail(where, "oversubscription leaves " + leaf.name + " no down or no up ports");
-  out.devices.push_back(device(prefix + "core", "fabric-core", where));
+  out.devices.push_back(switch_device(prefix + "core", "fabric-core", where));
   catalog.switch_model("fabric-core", where);
   int leaves = 0, used = down;  // start a fresh leaf for the first port
   for (const auto& g : groups) {
     used = down;  // each group starts on its own leaf
     for (const auto& [nic, ports] : g) {
       if (used + ports > down) {
-        out.devices.push_back(device(prefix + "leaf" + std::to_string(leaves), leaf.name, where));
-        out.links.push_back(link(prefix + "leaf" + std::to_string(leaves), prefix + "core", port_model, up, where));
+        out.devices.push_back(switch_device(prefix + "leaf" + std::to_string(leaves), leaf.name, where));
+        out.links.push_back(cluster_link(prefix + "leaf" + std::to_string(leaves), prefix + "core", port_model, up, where));
         ++leaves;
         used = 0;
       }
-      out.links.push_back(link(nic, prefix + "leaf" + std::to_string(leaves - 1), port_model, ports, where));
+      out.links.push_back(cluster_link(nic, prefix + "leaf" + std::to_string(leaves - 1), port_model, ports, where));
       used += ports;
     }
   }
@@ -115,7 +120,7 @@ void attach_three_tiers(TopologySpec& out, const Groups& groups, const SwitchMod
                                          std::to_string(spine_down) + ": give at most " + std::to_string(most));
   int pods = (static_cast<int>(leaves.size()) + pod - 1) / pod;
   if (pods > 1) {
-    out.devices.push_back(device(prefix + "core", "fabric-core", where));
+    out.devices.push_back(switch_device(prefix + "core", "fabric-core", where));
     catalog.switch_model("fabric-core", where);
   }
   for (int q = 0; q < pods; ++q) {
@@ -123,15 +128,15 @@ void attach_three_tiers(TopologySpec& out, const Groups& groups, const SwitchMod
     int spine_up = static_cast<int>(std::ceil((last - first) * per_spine / fabric.spine_oversubscription));
     for (int s = 0; s < spines; ++s) {
       std::string spine = prefix + "spine" + std::to_string(q * spines + s);
-      out.devices.push_back(device(spine, leaf.name, where));
-      if (pods > 1) out.links.push_back(link(spine, prefix + "core", port_model, spine_up, where));
+      out.devices.push_back(switch_device(spine, leaf.name, where));
+      if (pods > 1) out.links.push_back(cluster_link(spine, prefix + "core", port_model, spine_up, where));
     }
     for (int k = first; k < last; ++k) {
       std::string id = prefix + "leaf" + std::to_string(k);
-      out.devices.push_back(device(id, leaf.name, where));
-      for (const auto& [nic, ports] : leaves[static_cast<std::size_t>(k)]) out.links.push_back(link(nic, id, port_model, ports, where));
+      out.devices.push_back(switch_device(id, leaf.name, where));
+      for (const auto& [nic, ports] : leaves[static_cast<std::size_t>(k)]) out.links.push_back(cluster_link(nic, id, port_model, ports, where));
       for (int s = 0; s < spines; ++s)
-        out.links.push_back(link(id, prefix + "spine" + std::to_string(q * spines + s), port_model, per_spine, where));
+        out.links.push_back(cluster_link(id, prefix + "spine" + std::to_string(q * spines + s), port_model, per_spine, where));
     }
   }
 }
