@@ -55,5 +55,7 @@ void add_report_command(CLI::App& app, Context& context);
 void add_import_command(CLI::App& app, Context& context);
 void add_calibrate_command(CLI::App& app, Context& context);
 void add_nccl_command(CLI::App& app, Context& context);
+void add_train_command(CLI::App& app, Context& context);
+void add_plan_command(CLI::App& app, Context& context);
 
 }  // namespace topsim

@@ -93,6 +93,18 @@ KernelCost kernel_cost(const GpuModel& gpu, const ComputeModel& model, const Ker
     if (kernel.sparse) throw std::invalid_argument("2:4 sparsity applies to gemm and conv kernels, not memory kernels");
     cost.bytes_B = kernel.bytes_B;
     cost.memory_s = cost.bytes_B / bandwidth_Bps;
+  } else if (kernel.kind == Kernel::Kind::attention) {
+    if (!(kernel.m > 0 && kernel.n > 0 && kernel.k > 0 && kernel.batch > 0))
+      throw std::invalid_argument("attention needs m, n, k and batch > 0");
+    if (kernel.sparse) throw std::invalid_argument("2:4 sparsity applies to gemm and conv kernels, not attention");
+    if (!(model.attention_efficiency > 0))
+      throw std::invalid_argument("the " + model.name + " compute model has no attention_efficiency (no fused attention model)");
+    // Flash attention tiles over queries and keys; its rate is one fitted fraction of peak.
+    cost.efficiency = model.attention_efficiency;
+    cost.flops = 4 * kernel.m * kernel.n * kernel.k * kernel.batch;
+    cost.math_s = cost.flops / (gpu.math.at(math_key(gpu, kernel.dtype)).dense_flops_per_s * cost.efficiency);
+    cost.bytes_B = kernel.bytes_B > 0 ? kernel.bytes_B : 2 * (kernel.m + kernel.n) * kernel.k * kernel.batch * size_B;
+    cost.memory_s = cost.bytes_B / bandwidth_Bps;
   } else {
     if (!(kernel.m > 0 && kernel.n > 0 && kernel.k > 0 && kernel.batch > 0))
       throw std::invalid_argument("a GEMM needs m, n, k and batch > 0");
@@ -128,7 +140,9 @@ KernelCost kernel_cost(const GpuModel& gpu, const ComputeModel& model, const Ker
         double reuse = intensity(tm, tn) / intensity(model.tile_m, model.tile_n);
         shape_util = std::max(shape_util, wave_util * tile_util * depth_util * reuse);
       }
-    double base = kernel.sparse ? model.sparse_gemm_efficiency : model.gemm_efficiency;
+    double base = kernel.sparse                                          ? model.sparse_gemm_efficiency
+                  : kernel.dtype == "fp8" && model.fp8_gemm_efficiency > 0 ? model.fp8_gemm_efficiency
+                                                                           : model.gemm_efficiency;
     if (kernel.kind == Kernel::Kind::conv) base *= model.conv_efficiency;
     cost.efficiency = base * shape_util;
     cost.flops = 2 * kernel.m * kernel.n * kernel.k * kernel.batch;

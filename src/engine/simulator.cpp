@@ -306,13 +306,25 @@ std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions
         if (s != d) pairs.emplace_back(s, d);
   sg4::NetZone* zone = nullptr;
   if (!pairs.empty()) {
-    if (p.gpus > kMaxPairGpus)
+    // Hosts only for the GPUs that pair routes join: the full zone's table is quadratic in them.
+    std::vector<bool> joined(static_cast<std::size_t>(p.gpus), false);
+    int count = 0;
+    for (const auto& pair : pairs)
+      for (int g : {pair.first, pair.second})
+        if (g >= 0 && g < p.gpus && !joined[static_cast<std::size_t>(g)]) {
+          joined[static_cast<std::size_t>(g)] = true;
+          ++count;
+        }
+    if (count > kMaxPairGpus)
       throw UsageError("routes between individual GPUs are limited to " + std::to_string(kMaxPairGpus) + " GPUs (" +
-                       topology.name() + " has " + std::to_string(p.gpus) +
+                       topology.name() + " needs them for " + std::to_string(count) +
                        "): use ring algorithms with the flow model at this scale");
     zone = sg4::create_full_zone(p.prefix + topology.name() + ".gpus");
     zone->set_parent(impl_->root);
-    for (int g = 0; g < p.gpus; ++g) p.hosts.push_back(zone->create_host(p.prefix + "gpu" + std::to_string(g), 1.0));
+    p.hosts.assign(static_cast<std::size_t>(p.gpus), nullptr);
+    for (int g = 0; g < p.gpus; ++g)
+      if (joined[static_cast<std::size_t>(g)])
+        p.hosts[static_cast<std::size_t>(g)] = zone->create_host(p.prefix + "gpu" + std::to_string(g), 1.0);
   }
   auto check_pair = [&](const std::pair<int, int>& pair) {
     if (pair.first < 0 || pair.second < 0 || pair.first >= p.gpus || pair.second >= p.gpus || pair.first == pair.second)
@@ -383,7 +395,8 @@ std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions
   // it (see ProcessEngine): an unsealed host has no CPU constraint and crashes the first Exec.
   if (impl_->own_root) {
     for (sg4::Host* host : p.timers) host->seal();
-    for (sg4::Host* host : p.hosts) host->seal();
+    for (sg4::Host* host : p.hosts)
+      if (host != nullptr) host->seal();
     for (const auto& [in, out] : p.composites) {
       in->seal();
       out->seal();

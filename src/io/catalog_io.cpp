@@ -244,6 +244,7 @@ void add_catalog_text(Catalog& catalog, const std::string& text, const std::stri
   read_section(catalog, file, "networks", read_network);
   read_section(catalog, file, "training_frameworks", read_framework);
   read_section(catalog, file, "optimizers", read_optimizer);
+  read_section(catalog, file, "transformers", read_transformer);
   file.finish();
 }
 

@@ -15,6 +15,17 @@ ComputeModel read_compute(const std::string& name, const Json& value, const Sour
       m.sparse_gemm_efficiency = *sparse;
       params.add("sparse_gemm_efficiency");
     }
+    // Absent: fp8 GEMMs reach gemm_efficiency of the fp8 peak (architectures without fp8 math
+    // never use it; those with it state it).
+    if (auto fp8 = r.optional_number("fp8_gemm_efficiency", 0, 1, true)) {
+      m.fp8_gemm_efficiency = *fp8;
+      params.add("fp8_gemm_efficiency");
+    }
+    // Absent: the architecture has no fused (flash) attention model; LLM workloads refuse it.
+    if (auto attention = r.optional_number("attention_efficiency", 0, 1, true)) {
+      m.attention_efficiency = *attention;
+      params.add("attention_efficiency");
+    }
     m.conv_efficiency = r.number("conv_efficiency", 0, 1, true);
     params.add("conv_efficiency");
     m.tile_m = params.integer(r, "tile_m", 1, 4096);

@@ -55,6 +55,11 @@ TraceSpec parse_trace(const std::string& text, const std::string& path);
 ScenarioSpec load_scenario(const std::string& path);
 ScenarioSpec parse_scenario(const std::string& text, const std::string& path);
 
+/// A transformer model file: one model object with its "name" (the keys of models/transformers.json
+/// entries, docs/llm.md). InputError at the offending key.
+TransformerSpec load_transformer(const std::string& path);
+TransformerSpec parse_transformer(const std::string& text, const std::string& path);
+
 /// Whether a workload file is a trace (it has "ops") rather than a training scenario.
 bool is_trace_file(const std::string& path);
 

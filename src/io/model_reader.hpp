@@ -118,6 +118,10 @@ Model read_model(const std::string& name, const Json& value, const SourceRef& wh
 /// Readers of the sections of models/*.json that live in their own files (one model each).
 ComputeModel read_compute(const std::string& name, const Json& value, const SourceRef& where);
 Network read_network(const std::string& name, const Json& value, const SourceRef& where);
+TransformerSpec read_transformer(const std::string& name, const Json& value, const SourceRef& where);
+/// A training layout object (validation rows, LLM scenarios): the keys of LlmLayout by their
+/// snake_case names; absent ones keep LlmLayout's defaults.
+LlmLayout read_llm_layout(const Json& value, const SourceRef& where);
 FrameworkModel read_framework(const std::string& name, const Json& value, const SourceRef& where);
 OptimizerModel read_optimizer(const std::string& name, const Json& value, const SourceRef& where);
 NcclVersion read_nccl_version(const std::string& name, const Json& value, const SourceRef& where);

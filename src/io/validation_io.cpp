@@ -2,6 +2,7 @@
 
 #include "io/io.hpp"
 #include "io/json_reader.hpp"
+#include "io/model_reader.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
 
@@ -96,11 +97,21 @@ ValidationRow read_row(const Json& value, const SourceRef& where, const std::map
     row.variant = r.optional_string("variant").value_or("");
     row.count = r.integer("count", 1, 1 << 20);
     one_of(r, "metric", row.metric, {"throughput", "speedup"});
+  } else if (row.kind == "llm") {
+    // Metrics as each source prints them (docs/llm.md): hw_tflops_per_gpu counts recomputation.
+    one_of(r, "metric", row.metric, {"iteration_s", "tflops_per_gpu", "hw_tflops_per_gpu", "mfu", "tokens_per_s_per_gpu"});
+    row.model = r.string("model");
+    row.topology = r.string("topology");
+    row.count = r.integer("gpus", 1, 1 << 20);
+    if (auto gpu = r.optional_string("gpu")) row.gpu = *gpu;
+    if (auto nic = r.optional_string("nic")) row.scale.nic = *nic;
+    if (auto nccl = r.optional_string("nccl")) row.nccl = *nccl;
+    row.layout = read_llm_layout(r.required("layout"), r.at("layout"));
   } else if (row.kind == "kernel") {
     one_of(r, "metric", row.metric, {"time_us"});
     read_kernel_keys(r, row);
   } else {
-    one_of(r, "kind", row.kind, {"p2p", "coll", "training", "kernel"});
+    one_of(r, "kind", row.kind, {"p2p", "coll", "training", "llm", "kernel"});
     row.topology = r.string("topology");
     row.size_B = r.quantity("size", Quantity::size);
     row.peer_access = r.boolean("peer_access");

@@ -111,6 +111,7 @@ void Catalog::add(ComputeModel model) {
 void Catalog::add(Network network) { insert(networks_, std::move(network)); }
 void Catalog::add(FrameworkModel model) { insert(frameworks_, std::move(model)); }
 void Catalog::add(OptimizerModel model) { insert(optimizers_, std::move(model)); }
+void Catalog::add(TransformerSpec model) { insert(transformers_, std::move(model)); }
 
 const FrameworkModel& Catalog::framework(const std::string& name, const SourceRef& where) const {
   return find(frameworks_, name, where, "training framework");
@@ -118,6 +119,10 @@ const FrameworkModel& Catalog::framework(const std::string& name, const SourceRe
 
 const OptimizerModel& Catalog::optimizer(const std::string& name, const SourceRef& where) const {
   return find(optimizers_, name, where, "optimizer");
+}
+
+const TransformerSpec& Catalog::transformer(const std::string& name, const SourceRef& where) const {
+  return find(transformers_, name, where, "transformer model");
 }
 
 const ComputeModel& Catalog::compute(const std::string& architecture, const SourceRef& where) const {

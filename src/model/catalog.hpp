@@ -9,6 +9,7 @@
 
 #include "model/network.hpp"
 #include "model/nccl_version.hpp"
+#include "model/llm_spec.hpp"
 #include "model/source_ref.hpp"
 
 namespace topsim {
@@ -132,6 +133,8 @@ struct ComputeModel {
   std::string description;
   double gemm_efficiency = 1;         ///< large well-shaped dense GEMM: fraction of peak dense math
   double sparse_gemm_efficiency = 0;  ///< large 2:4 sparse GEMM: fraction of peak sparse math (0: none)
+  double fp8_gemm_efficiency = 0;     ///< large fp8 GEMM: fraction of the fp8 peak (0: gemm_efficiency)
+  double attention_efficiency = 0;    ///< fused (flash) attention: fraction of peak dense math (0: not modelled)
   double conv_efficiency = 1;         ///< implicit-GEMM convolution relative to a GEMM of its shape
   int tile_m = 128;                   ///< output rows of one thread block (wave and tile quantisation)
   int tile_n = 128;                   ///< output columns of one thread block
@@ -186,6 +189,7 @@ class Catalog {
   void add(Network network);
   void add(FrameworkModel model);
   void add(OptimizerModel model);
+  void add(TransformerSpec model);
 
   const LinkModel& link(const std::string& name, const SourceRef& where) const;
   const GpuModel& gpu(const std::string& name, const SourceRef& where) const;
@@ -205,6 +209,7 @@ class Catalog {
   const Network& network(const std::string& name, const SourceRef& where) const;
   const FrameworkModel& framework(const std::string& name, const SourceRef& where) const;
   const OptimizerModel& optimizer(const std::string& name, const SourceRef& where) const;
+  const TransformerSpec& transformer(const std::string& name, const SourceRef& where) const;
 
   const std::map<std::string, LinkModel>& links() const { return links_; }
   const std::map<std::string, GpuModel>& gpus() const { return gpus_; }
@@ -214,6 +219,7 @@ class Catalog {
   const std::map<std::string, NcclModel>& nccl_models() const { return nccl_; }
   const std::map<std::string, ComputeModel>& compute_models() const { return compute_; }
   const std::map<std::string, Network>& networks() const { return networks_; }
+  const std::map<std::string, TransformerSpec>& transformers() const { return transformers_; }
 
   /// Cross-references between models (a GPU's nvlink/pcie model names, a switch's NVLink model, a
   /// NIC's port model) must resolve to models of the right kind; throws InputError otherwise.
@@ -236,6 +242,7 @@ class Catalog {
   std::map<std::string, Network> networks_;
   std::map<std::string, FrameworkModel> frameworks_;
   std::map<std::string, OptimizerModel> optimizers_;
+  std::map<std::string, TransformerSpec> transformers_;
   std::map<std::string, SourceRef> names_;  ///< one namespace for all models, so a name is unambiguous
 };
 

@@ -10,6 +10,7 @@ std::string quantity_of(const ValidationRow& row, int servers) {
   if (row.kind == "p2p") return "p2p";
   if (row.kind == "training") return "training";
   if (row.kind == "kernel") return "kernel";
+  if (row.kind == "llm") return "llm";
   if (servers > 1 || row.scale.nodes > 1) return "multinode";
   return row.size_B >= kLargeMessage_B ? "busbw>=64MiB" : "time<64MiB";
 }

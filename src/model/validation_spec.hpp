@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "model/llm_spec.hpp"
 #include "model/source_ref.hpp"
 #include "model/topology_spec.hpp"
 
@@ -11,7 +12,7 @@ namespace topsim {
 
 struct ValidationRow {
   std::string id;
-  std::string kind;                ///< "p2p" (p2pBandwidthLatencyTest), "coll" (nccl-tests), "training" or "kernel"
+  std::string kind;                ///< "p2p" (p2pBandwidthLatencyTest), "coll" (nccl-tests), "training", "llm" or "kernel"
   std::string topology;            ///< bundled name or path
   std::string metric;              ///< p2p: uni_GBps, bi_GBps, latency_us; coll: busbw_GBps, time_us; kernel: time_us
   double size_B = 0;
@@ -33,6 +34,10 @@ struct ValidationRow {
   std::string scenario;            ///< scenarios/ path or bundled name
   std::string variant;             ///< "" = the scenario's first
   int count = 0;                   ///< the scenario's GPU or server count of the point
+  // llm: one training iteration of a transformer (model) under a layout on `count` GPUs of
+  // `topology` (servers as many as they need), GPU model `gpu` when given
+  std::string model;               ///< a transformer of models/transformers.json
+  LlmLayout layout;
   // kernel: one GEMM timed alone on one GPU
   std::string gpu;                 ///< GPU model name
   double gemm_m = 0, gemm_n = 0, gemm_k = 0;
@@ -60,7 +65,7 @@ struct ValidationRow {
 
 /// What a row measures, for the accuracy summary: "busbw>=64MiB" (one server), "time<64MiB"
 /// (one server, any metric below 64 MiB), "multinode" (collectives across servers), "p2p",
-/// "training" (throughput and speedup), "kernel". `servers`: how many servers the row's GPUs
+/// "training" (throughput and speedup), "llm" (transformer training under a layout), "kernel". `servers`: how many servers the row's GPUs
 /// span (known once its topology is built; pending rows pass 1).
 std::string quantity_of(const ValidationRow& row, int servers);
 

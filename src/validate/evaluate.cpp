@@ -4,6 +4,7 @@
 #include "collectives/communicator.hpp"
 #include "compute/kernel.hpp"
 #include "engine/simulator.hpp"
+#include "llm/iteration.hpp"
 #include "p2p/p2p.hpp"
 #include "util/error.hpp"
 #include "validate/validation.hpp"
@@ -102,6 +103,38 @@ std::set<std::string> training_things(const ScenarioSpec& spec, const ScenarioPo
   return things;
 }
 
+// One LLM row: its model and layout on as many servers of its topology as its GPUs fill, each
+// in a Simulator of its own. The metric as its source counts it.
+double llm_prediction(const ValidationRow& row, const EvaluationInputs& inputs, ValidationResult& result) {
+  if (inputs.catalog == nullptr) throw std::logic_error("evaluate: llm rows need a catalog");
+  const Catalog& catalog = *inputs.catalog;
+  const TransformerSpec& model = catalog.transformer(row.model, row.where.at("model"));
+  try {
+    Topology base = inputs.topology(row.topology, ScaleOut{}, row.gpu);
+    const int per_server = base.gpu_count() / (base.node_of(base.gpu_count() - 1) + 1);
+    ScaleOut scale = row.scale;
+    if (row.count > base.gpu_count()) scale.nodes = (row.count + per_server - 1) / per_server;
+    Topology t = inputs.topology(row.topology, scale, row.gpu);
+    add_things(t, result.things);
+    for (int g = 0; g < t.gpu_count(); ++g) result.things.insert("compute:" + t.gpu_model(g).architecture);
+    result.things.insert("frameworks:adam");
+    LlmLayout layout = resolve_layout(model, row.layout, row.count);
+    LlmOptions options;
+    options.nccl = row.nccl;
+    LlmResult r = simulate_iteration(t, catalog, model, layout, options);
+    result.detail = "tp" + std::to_string(layout.tp) + " pp" + std::to_string(layout.pp) + " dp" + std::to_string(layout.dp) +
+                    ", " + std::to_string(r.nodes) + " servers";
+    if (row.metric == "iteration_s") return r.iteration_s;
+    if (row.metric == "tflops_per_gpu") return r.tflops_per_gpu;
+    if (row.metric == "mfu") return r.mfu;
+    if (row.metric == "tokens_per_s_per_gpu") return r.tokens_per_s / r.gpus;
+    // hardware FLOPs: HFU over the same peak MFU uses
+    return r.mfu > 0 ? r.tflops_per_gpu * r.hfu / r.mfu : 0;
+  } catch (const UsageError& e) {
+    throw InputError(row.where.file, row.where.pointer, e.what());
+  }
+}
+
 }  // namespace
 
 std::vector<ValidationResult> evaluate(const std::vector<ValidationRow>& rows, const EvaluationInputs& inputs) {
@@ -179,6 +212,12 @@ std::vector<ValidationResult> evaluate(const std::vector<ValidationRow>& rows, c
       if (inputs.catalog == nullptr) throw std::logic_error("evaluate: kernel rows need a catalog");
       result.predicted = kernel_time_us(row, *inputs.catalog, result.things);
       result.detail = row.sparse ? "2:4" : "dense";
+      result.error = (result.predicted - row.measured()) / row.measured();
+      results.push_back(result);
+      continue;
+    }
+    if (row.kind == "llm") {
+      result.predicted = llm_prediction(row, inputs, result);
       result.error = (result.predicted - row.measured()) / row.measured();
       results.push_back(result);
       continue;

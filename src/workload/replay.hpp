@@ -30,6 +30,8 @@ struct ReplayResult {
   std::string algorithms;      ///< "allreduce ring/simple x12, ..."
   /// Rank 0's compute time by phase: the op name up to its first '.' ("fwd", "bwd", "optimizer").
   std::map<std::string, double> phase_s;
+  /// Per collective or send op of the trace, by name: its first start to its last finish.
+  std::map<std::string, double> op_span_s;
 };
 
 class Replay {

@@ -1,0 +1,63 @@
+// topsim train MODEL --topology T [layout flags]: one training iteration of a transformer.
+#include <memory>
+
+#include "cli/train_common.hpp"
+#include "util/error.hpp"
+#include "util/text.hpp"
+
+namespace topsim {
+
+namespace {
+
+std::string header(const TransformerSpec& m, const LlmLayout& L, const LlmResult& r, const Topology& topology,
+                   const DimOrder& order) {
+  ParamCounts p = count_params(m);
+  const double GiB = 1024.0 * 1024 * 1024;
+  std::string text = "# topsim train: " + m.name + " (" + fixed(p.total() / 1e9, 2) + " B parameters) on " +
+                     std::to_string(r.gpus) + " GPUs of " + topology.name() + "\n";
+  text += "# layout: tp " + std::to_string(L.tp) + (L.sp ? " (sp)" : "") + ", pp " + std::to_string(L.pp) + ", vp " +
+          std::to_string(L.vp) + ", cp " + std::to_string(L.cp) + ", ep " + std::to_string(L.ep) + ", dp " +
+          std::to_string(L.dp) + "; " + std::to_string(L.global_batch) + " sequences of " + std::to_string(L.seq_len) +
+          " tokens, micro-batch " + std::to_string(L.micro_batch) + " (" + std::to_string(L.micro_batches()) +
+          " per replica); " + L.precision + "; ranks " + to_string(order) + "\n";
+  text += "# memory per GPU: weights " + fixed(r.memory.weights_B / GiB, 1) + " GiB, gradients " +
+          fixed(r.memory.gradients_B / GiB, 1) + ", optimizer states " + fixed(r.memory.optimizer_B / GiB, 1) +
+          ", activations " + fixed(r.memory.activations_B / GiB, 1) + " of " + fixed(r.memory_capacity_B / GiB, 1) +
+          " GiB\n";
+  text += "# communication (one instance, under its window's traffic): ";
+  std::vector<std::string> parts;
+  for (const auto& [name, s] : r.comm_s)
+    if (s > 0) parts.push_back(name + " " + fixed(s * 1e3, 3) + " ms");
+  text += (parts.empty() ? std::string("none") : join(parts, ", ")) + "\n";
+  text += "# NCCL: " + r.algorithms + "\n";
+  text += "# mfu: model FLOPs (Megatron's count, docs/llm.md) over the dense 16-bit peak; hfu adds recomputation\n";
+  return text;
+}
+
+}  // namespace
+
+void add_train_command(CLI::App& app, Context& context) {
+  CLI::App* train = app.add_subcommand("train", "One training iteration of a transformer under a parallel layout");
+  auto args = std::make_shared<TrainArgs>();
+  add_train_target_options(*train, *args);
+  add_layout_options(*train, *args);
+  train->callback([args, &context]() {
+    Format format = parse_format(args->format);
+    const Workspace& ws = context.workspace();
+    TransformerSpec model = find_transformer(ws, args->model);
+    LlmOptions options;
+    options.order = parse_dim_order(args->order);
+    options.nccl = args->nccl;
+    args->layout.recompute = parse_recompute(args->recompute);
+    args->layout.attention = parse_attention(args->attention);
+    int gpus = args->gpus;
+    const Topology& topology = training_topology(ws, args->topology, args->scale, args->gpu, gpus);
+    LlmLayout layout = resolve_layout(model, args->layout, gpus);
+    LlmResult r = simulate_iteration(topology, ws.catalog(), model, layout, options);
+    Table table = training_table({{layout, r}}, format);
+    context.out = format == Format::table ? header(model, layout, r, topology, options.order) + table.to_text()
+                                          : table.render(format);
+  });
+}
+
+}  // namespace topsim

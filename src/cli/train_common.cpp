@@ -1,0 +1,82 @@
+#include "cli/train_common.hpp"
+
+#include "util/error.hpp"
+
+namespace topsim {
+
+void add_train_target_options(CLI::App& command, TrainArgs& args) {
+  command.add_option("model", args.model, "Transformer: a bundled name (llama3-70b, gpt3-175b, ...) or a model file")->required();
+  command.add_option("--topology", args.topology, "Server or cluster: a bundled name or a file")->required();
+  add_scale_out_options(command, args.scale);
+  command.add_option("--gpus", args.gpus, "GPUs to train on (servers follow from the topology's size)")
+      ->check(CLI::Range(1, 1 << 20));
+  command.add_option("--gpu", args.gpu, "What-if: replace every GPU's model (models/gpus.json)");
+  command.add_option("--nccl", args.nccl, "NCCL release whose tuner chooses (2.18.5, 2.26)");
+  command.add_option("--global-batch", args.layout.global_batch, "Sequences per iteration (default: micro-batch x dp)")
+      ->check(CLI::Range(1, 1 << 30));
+  command.add_option("--seq", args.layout.seq_len, "Tokens per sequence (default: the model's)")->check(CLI::Range(1, 1 << 24));
+  command.add_option("--precision", args.layout.precision, "bf16, fp16 or fp8 (fp8 GEMMs, bf16 elsewhere)");
+  add_format_option(command, args.format);
+}
+
+void add_layout_options(CLI::App& command, TrainArgs& args) {
+  LlmLayout& L = args.layout;
+  command.add_option("--tp", L.tp, "Tensor-parallel size");
+  command.add_option("--pp", L.pp, "Pipeline stages");
+  command.add_option("--vp", L.vp, "Virtual stages per pipeline rank (interleaved 1F1B)");
+  command.add_option("--cp", L.cp, "Context-parallel size (ring attention)");
+  command.add_option("--ep", L.ep, "Expert-parallel size (MoE models; carved out of dp)");
+  command.add_option("--dp", L.dp, "Data-parallel size (default: GPUs / (tp pp cp))");
+  command.add_flag("--sp", L.sp, "Sequence parallelism (with tp > 1)");
+  command.add_option("--zero", L.zero, "0: replicated optimizer; 1: distributed optimizer (default); 2: + gradients; 3: + parameters");
+  command.add_flag("--fsdp", L.fsdp, "Fully sharded data parallelism (parameters, gradients, states)");
+  command.add_option("--recompute", args.recompute, "Activation recomputation: none, selective or full");
+  command.add_option("--attention", args.attention, "Attention core: flash (fused) or unfused (scores in memory, Megatron-LM before 2023)");
+  command.add_option("--micro-batch", L.micro_batch, "Sequences per micro-batch");
+  command.add_option("--order", args.order, "Rank placement, innermost first (Megatron's: tp-cp-dp-pp)");
+  command.add_flag("!--no-overlap-grad-reduce", L.overlap_grad_reduce, "Reduce gradients after backward, not during it");
+  command.add_flag("!--no-overlap-param-gather", L.overlap_param_gather, "Gather parameters before the next forward, not during it");
+  command.add_flag("--tp-comm-overlap", L.tp_comm_overlap, "Overlap tensor-parallel collectives with GEMMs (Megatron-Core)");
+}
+
+Recompute parse_recompute(const std::string& text) {
+  if (text == "none") return Recompute::none;
+  if (text == "selective") return Recompute::selective;
+  if (text == "full") return Recompute::full;
+  throw UsageError("--recompute '" + text + "': expected none, selective or full");
+}
+
+Attention parse_attention(const std::string& text) {
+  if (text == "flash") return Attention::flash;
+  if (text == "unfused") return Attention::unfused;
+  throw UsageError("--attention '" + text + "': expected flash or unfused");
+}
+
+Table training_table(const std::vector<std::pair<LlmLayout, LlmResult>>& rows, Format format) {
+  const double GiB = 1024.0 * 1024 * 1024;
+  std::vector<Column> columns = {{"gpus"}, {"nodes"}, {"tp"}, {"pp"}, {"vp"}, {"cp"}, {"ep"}, {"dp"}, {"mb"}, {"zero"},
+                                 {"recompute"}, {"iteration_s", 3}, {"tokens_per_s", 0}, {"tflops_per_gpu", 1},
+                                 {"mfu", 3}, {"hfu", 3}, {"memory_GiB", 1}, {"fits"}, {"compute_s", 3}, {"bubble_s", 3},
+                                 {"tp_s", 3}, {"pp_s", 3}, {"dp_s", 3}, {"cp_s", 3}, {"ep_s", 3}, {"optimizer_s", 3}};
+  const bool parts = format != Format::table;
+  if (parts)
+    for (const char* name : {"weights_GiB", "gradients_GiB", "optimizer_states_GiB", "activations_GiB"})
+      columns.push_back(Column{name, 2});
+  Table table(columns);
+  for (const auto& [L, r] : rows) {
+    std::vector<Cell> row = {static_cast<long long>(r.gpus), static_cast<long long>(r.nodes), static_cast<long long>(L.tp),
+                             static_cast<long long>(L.pp), static_cast<long long>(L.vp), static_cast<long long>(L.cp),
+                             static_cast<long long>(L.ep), static_cast<long long>(L.dp),
+                             static_cast<long long>(L.micro_batch),
+                             L.fsdp ? std::string("fsdp") : std::to_string(L.zero), to_string(L.recompute),
+                             r.iteration_s, r.tokens_per_s, r.tflops_per_gpu, r.mfu, r.hfu, r.memory.total_B() / GiB,
+                             r.fits, r.compute_s, r.bubble_s, r.tp_s, r.pp_s, r.dp_s, r.cp_s, r.ep_s, r.optimizer_s};
+    if (parts)
+      for (double b : {r.memory.weights_B, r.memory.gradients_B, r.memory.optimizer_B, r.memory.activations_B})
+        row.push_back(b / GiB);
+    table.add_row(row);
+  }
+  return table;
+}
+
+}  // namespace topsim

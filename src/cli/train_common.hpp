@@ -1,0 +1,39 @@
+#pragma once
+// What `train` and `plan` share: the model and cluster flags, the layout flags, and the row
+// every layout prints.
+#include <string>
+#include <vector>
+
+#include "cli/common.hpp"
+#include "study/train.hpp"
+
+namespace topsim {
+
+struct TrainArgs {
+  std::string model;
+  std::string topology;
+  ScaleOut scale;
+  std::string gpu;
+  int gpus = 0;
+  std::string nccl;
+  std::string order = "tp-cp-dp-pp";
+  std::string recompute = "none";
+  std::string attention = "flash";
+  std::string format = "table";
+  LlmLayout layout;
+};
+
+/// MODEL, --topology, --nodes, --nic, --nics-per-node, --gpus, --gpu, --nccl, --global-batch,
+/// --seq, --precision, --format (the flags both commands take).
+void add_train_target_options(CLI::App& command, TrainArgs& args);
+/// --tp, --pp, --vp, --cp, --ep, --dp, --sp, --zero, --fsdp, --recompute, --micro-batch, --order
+/// and the overlap switches (train only: plan searches them).
+void add_layout_options(CLI::App& command, TrainArgs& args);
+
+Recompute parse_recompute(const std::string& text);
+Attention parse_attention(const std::string& text);
+
+/// The table of `train` and `plan`: one row per layout with its figures and breakdown.
+Table training_table(const std::vector<std::pair<LlmLayout, LlmResult>>& rows, Format format);
+
+}  // namespace topsim

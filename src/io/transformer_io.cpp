@@ -1,0 +1,134 @@
+// models/transformers.json and user model files: transformers by shape (docs/llm.md).
+#include "io/io.hpp"
+#include "io/model_reader.hpp"
+
+namespace topsim {
+
+namespace {
+
+// Far above any published model, finite so that a mistyped number is caught.
+constexpr int kMaxDimension = 1 << 24;
+constexpr int kMaxLayers = 4096;
+constexpr int kMaxExperts = 65536;
+
+// "all", {"first_dense": N} or a list of 0-based layer indices.
+std::vector<bool> read_moe_layers(ObjectReader& r, int layers) {
+  std::vector<bool> moe(static_cast<std::size_t>(layers), true);
+  const Json* value = r.optional("moe_layers");
+  if (value == nullptr) return moe;
+  SourceRef where = r.at("moe_layers");
+  if (value->is_string() && value->get<std::string>() == "all") return moe;
+  if (value->is_object()) {
+    ObjectReader o(*value, where);
+    int dense = o.integer("first_dense", 0, layers - 1);
+    o.finish();
+    for (int i = 0; i < dense; ++i) moe[static_cast<std::size_t>(i)] = false;
+    return moe;
+  }
+  if (!value->is_array())
+    fail(where, "expected \"all\", {\"first_dense\": N} or a list of 0-based layer indices, got " + describe(*value));
+  std::fill(moe.begin(), moe.end(), false);
+  for (std::size_t i = 0; i < value->size(); ++i) {
+    const Json& index = (*value)[i];
+    if (!index.is_number_integer() || index.get<long long>() < 0 || index.get<long long>() >= layers)
+      fail(where.at(i), "a layer index in 0-" + std::to_string(layers - 1) + ", got " + describe(index));
+    if (moe[index.get<std::size_t>()]) fail(where.at(i), "layer " + std::to_string(index.get<int>()) + " is listed twice");
+    moe[index.get<std::size_t>()] = true;
+  }
+  if (value->empty()) fail(where, "an MoE model needs at least one MoE layer");
+  return moe;
+}
+
+MoeSpec read_moe(const Json& value, const SourceRef& where, int layers) {
+  ObjectReader r(value, where);
+  MoeSpec moe;
+  moe.experts = r.integer("experts", 1, kMaxExperts);
+  moe.top_k = r.integer("top_k", 1, kMaxExperts);
+  if (moe.top_k > moe.experts)
+    fail(r.at("top_k"), "top_k " + std::to_string(moe.top_k) + " is more than the " + std::to_string(moe.experts) + " experts");
+  moe.expert_ffn_hidden = r.integer("expert_ffn_hidden", 1, kMaxDimension);
+  moe.shared_experts = r.optional_integer("shared_experts", 0, kMaxExperts).value_or(0);
+  moe.moe_layer = read_moe_layers(r, layers);
+  r.finish();
+  return moe;
+}
+
+// The body every transformer object shares; `name` comes from the section key or the file.
+void read_body(ObjectReader& r, TransformerSpec& m) {
+  m.description = r.string("description");
+  m.layers = r.integer("layers", 1, kMaxLayers);
+  m.hidden = r.integer("hidden", 1, kMaxDimension);
+  m.heads = r.integer("heads", 1, kMaxDimension);
+  m.kv_heads = r.optional_integer("kv_heads", 1, kMaxDimension).value_or(m.heads);
+  if (m.heads % m.kv_heads != 0)
+    fail(r.at("kv_heads"), "heads (" + std::to_string(m.heads) + ") must be a multiple of kv_heads (" +
+                               std::to_string(m.kv_heads) + "): each KV head serves a whole group of query heads");
+  if (auto head_dim = r.optional_integer("head_dim", 1, kMaxDimension)) {
+    m.head_dim = *head_dim;
+  } else {
+    if (m.hidden % m.heads != 0)
+      fail(r.at("heads"), "hidden (" + std::to_string(m.hidden) + ") is not a multiple of heads (" +
+                              std::to_string(m.heads) + "); give head_dim when heads are not hidden / heads wide");
+    m.head_dim = m.hidden / m.heads;
+  }
+  m.ffn_hidden = r.integer("ffn_hidden", 1, kMaxDimension);
+  m.ffn = read_enum<TransformerSpec::Ffn>(r, "ffn_type", {{"gelu", TransformerSpec::Ffn::gelu}, {"swiglu", TransformerSpec::Ffn::swiglu}});
+  m.vocab = r.integer("vocab", 1, kMaxDimension);
+  m.seq_len = r.integer("seq_len", 1, kMaxDimension);
+  if (r.has("tied_embeddings")) m.tied_embeddings = r.boolean("tied_embeddings");
+  if (const Json* moe = r.optional("moe")) m.moe = read_moe(*moe, r.at("moe"), m.layers);
+  m.source = r.string("source");
+  if (m.source.empty()) fail(r.at("source"), "every model cites where its shape comes from");
+}
+
+}  // namespace
+
+TransformerSpec read_transformer(const std::string& name, const Json& value, const SourceRef& where) {
+  ObjectReader r(value, where);
+  TransformerSpec m;
+  m.name = name;
+  m.where = where;
+  read_body(r, m);
+  r.finish();
+  return m;
+}
+
+LlmLayout read_llm_layout(const Json& value, const SourceRef& where) {
+  ObjectReader r(value, where);
+  LlmLayout L;
+  constexpr int kMax = 1 << 20;
+  for (auto [key, field] : {std::pair{"tp", &L.tp}, {"pp", &L.pp}, {"vp", &L.vp}, {"cp", &L.cp}, {"ep", &L.ep}, {"dp", &L.dp},
+                            {"micro_batch", &L.micro_batch}, {"global_batch", &L.global_batch}, {"seq_len", &L.seq_len}})
+    if (auto v = r.optional_integer(key, 1, kMax)) *field = *v;
+  if (auto zero = r.optional_integer("zero", 0, 3)) L.zero = *zero;
+  for (auto [key, field] : {std::pair{"sp", &L.sp}, {"fsdp", &L.fsdp}, {"overlap_grad_reduce", &L.overlap_grad_reduce},
+                            {"overlap_param_gather", &L.overlap_param_gather}, {"tp_comm_overlap", &L.tp_comm_overlap}})
+    if (r.has(key)) *field = r.boolean(key);
+  if (r.has("recompute"))
+    L.recompute = read_enum<Recompute>(r, "recompute", {{"none", Recompute::none}, {"selective", Recompute::selective}, {"full", Recompute::full}});
+  if (r.has("attention")) L.attention = read_enum<Attention>(r, "attention", {{"flash", Attention::flash}, {"unfused", Attention::unfused}});
+  if (r.has("precision")) {
+    L.precision = r.string("precision");
+    if (L.precision != "bf16" && L.precision != "fp16" && L.precision != "fp8")
+      fail(r.at("precision"), unknown_name_message("precision", L.precision, {"bf16", "fp16", "fp8"}));
+  }
+  r.finish();
+  return L;
+}
+
+TransformerSpec parse_transformer(const std::string& text, const std::string& path) {
+  Json document = parse_json_text(text, path);
+  SourceRef where{path, ""};
+  ObjectReader r(document, where);
+  TransformerSpec m;
+  m.name = r.string("name");
+  if (m.name.empty()) fail(r.at("name"), "a model needs a name");
+  m.where = where;
+  read_body(r, m);
+  r.finish();
+  return m;
+}
+
+TransformerSpec load_transformer(const std::string& path) { return parse_transformer(read_text_file(path), path); }
+
+}  // namespace topsim

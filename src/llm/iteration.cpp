@@ -1,0 +1,455 @@
+#include "llm/iteration.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "compute/kernel.hpp"
+#include "engine/simulator.hpp"
+#include "llm/pipeline.hpp"
+#include "util/error.hpp"
+
+namespace topsim {
+
+namespace {
+
+// One rank's kernels of one layer kind, timed.
+struct TimedLayer {
+  double fwd_s = 0, bwd_s = 0;            // all kernels
+  double fwd_gemm_s = 0, bwd_gemm_s = 0;  // GEMMs (what tensor-parallel overlap can hide behind)
+  double fwd_attention_s = 0, bwd_attention_s = 0;
+};
+
+// Seconds of each cost class of one virtual stage's forward or backward pass.
+struct PassCost {
+  double compute = 0, tp = 0, cp = 0, ep = 0, zero3 = 0;
+  double total() const { return compute + tp + cp + ep + zero3; }
+};
+
+// GPUs the steady window's sends may join (the engine's limit on pair routes is 4096).
+constexpr int kPairGpus = 2048;
+
+std::string nccl_name(const std::string& dtype) {
+  return dtype == "fp32" ? "float" : dtype == "fp16" ? "half" : "bfloat16";
+}
+
+}  // namespace
+
+struct LlmIteration::Impl {
+  const Topology& topology;
+  const Catalog& catalog;
+  const TransformerSpec& model;
+  const LlmLayout& L;
+  LlmOptions options;
+  Placement placement;
+  LlmTypes types;
+  TraceSpec steady, gradient;  // the two windows
+  std::unique_ptr<Replay> steady_replay, gradient_replay;
+
+  Impl(const Topology& t, const Catalog& c, const TransformerSpec& m, const LlmLayout& l, LlmOptions o)
+      : topology(t), catalog(c), model(m), L(l), options(std::move(o)), placement(l, options.order), types(llm_types(l.precision)) {}
+
+  double kernel_s(const NamedKernel& k) const {
+    const GpuModel& gpu = topology.gpu_model(0);
+    std::string why = kernel_unavailable(gpu, k.kernel);
+    if (!why.empty()) throw UsageError("--precision " + L.precision + ": " + why);
+    const ComputeModel& cm = catalog.compute(gpu.architecture, gpu.where);
+    try {
+      return kernel_cost(gpu, cm, k.kernel).time_s;
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(model.name + " on " + gpu.name + ": " + e.what());
+    }
+  }
+
+  TimedLayer time(const LayerKernels& lk) const {
+    TimedLayer t;
+    for (const NamedKernel& k : lk.forward) {
+      double s = kernel_s(k);
+      t.fwd_s += s;
+      if (k.gemm) t.fwd_gemm_s += s;
+      if (k.core) t.fwd_attention_s += s;
+    }
+    for (const NamedKernel& k : lk.backward) {
+      double s = kernel_s(k);
+      t.bwd_s += s;
+      if (k.gemm) t.bwd_gemm_s += s;
+      if (k.core) t.bwd_attention_s += s;
+    }
+    return t;
+  }
+
+  // --- the windows -----------------------------------------------------------------------
+  int max_rank(const std::vector<int>& ranks) const { return *std::max_element(ranks.begin(), ranks.end()); }
+
+  void add_collective(TraceSpec& trace, const std::string& name, const std::string& op, const std::vector<int>& ranks,
+                      double size_B, const std::string& dtype, const std::string& stream) {
+    trace.groups.push_back(TraceGroup{name, ranks, {}});
+    TraceOp o;
+    o.name = name + "." + op;
+    o.kind = TraceOp::Kind::collective;
+    o.op = op;
+    o.group = name;
+    o.size_B = size_B;
+    o.dtype = dtype;
+    o.stream = stream;
+    trace.ops.push_back(o);
+    trace.ranks = std::max(trace.ranks, max_rank(ranks) + 1);
+  }
+
+  void add_send(TraceSpec& trace, const std::string& name, int src, int dst, double size_B, const std::string& stream) {
+    TraceOp o;
+    o.name = name;
+    o.kind = TraceOp::Kind::send;
+    o.src = src;
+    o.dst = dst;
+    o.size_B = size_B;
+    o.stream = stream;
+    trace.ops.push_back(o);
+    trace.ranks = std::max(trace.ranks, std::max(src, dst) + 1);
+  }
+
+  std::vector<int> tp_group(int cp, int dp, int pp) const {
+    std::vector<int> ranks;
+    for (int i = 0; i < L.tp; ++i) ranks.push_back(placement.rank({i, cp, dp, pp}));
+    return ranks;
+  }
+
+  void add_tp_ops(TraceSpec& trace, const std::string& prefix, int pp, double size_B) {
+    if (L.tp == 1) return;
+    const std::string dtype = nccl_name(types.other_dtype);
+    for (int c = 0; c < L.cp; ++c)
+      for (int d = 0; d < L.dp; ++d) {
+        std::vector<int> ranks = tp_group(c, d, pp);
+        std::string name = prefix + std::to_string(ranks.front());
+        if (L.sp) {
+          add_collective(trace, name, "allgather", ranks, size_B, dtype, "tp");
+          trace.ops.back().name = name + ".ag";
+          TraceOp rs = trace.ops.back();
+          rs.name = name + ".rs";
+          rs.op = "reducescatter";
+          trace.ops.push_back(rs);
+        } else {
+          add_collective(trace, name, "allreduce", ranks, size_B, dtype, "tp");
+          trace.ops.back().name = name + ".ar";
+        }
+      }
+  }
+
+  // Steady state: every stage-0 and stage-1 rank's tensor, pipeline, context and expert traffic at
+  // once (pipeline stages beyond are copies on other servers).
+  void build_steady(const LayerComm& dense, const LayerComm& moe) {
+    steady.description = "steady-state window";
+    const int stages = std::min(L.pp, 2);
+    for (int p = 0; p < stages; ++p) add_tp_ops(steady, "tp.", p, dense.tp_B);
+    // Point-to-point sends of the first replicas only: the engine routes pairs of at most
+    // kPairGpus GPUs, and other replicas' sends run between other servers, copies of these.
+    const int replicas = std::max(1, std::min(L.dp, kPairGpus / (2 * L.tp * L.cp)));
+    for (int p = 0; p < stages; ++p)
+      for (int c = 0; c < L.cp; ++c)
+        for (int d = 0; d < replicas; ++d)
+          for (int i = 0; i < L.tp; ++i) {
+            int r = placement.rank({i, c, d, p});
+            if (L.pp > 1 && p == 0) add_send(steady, "pp." + std::to_string(r), r, placement.rank({i, c, d, 1}), dense.pp_B, "pp");
+            if (L.cp > 1)
+              add_send(steady, "cp." + std::to_string(r), r, placement.rank({i, (c + 1) % L.cp, d, p}), dense.cp_B, "cp");
+          }
+    if (moe.ep_B > 0)
+      for (int p = 0; p < stages; ++p)
+        for (int c = 0; c < L.cp; ++c)
+          for (int i = 0; i < L.tp; ++i)
+            for (int block = 0; block < L.dp / L.ep; ++block) {
+              std::vector<int> ranks;
+              for (int j = 0; j < L.ep; ++j) ranks.push_back(placement.rank({i, c, block * L.ep + j, p}));
+              add_collective(steady, "ep." + std::to_string(ranks.front()), "alltoall", ranks, moe.ep_B,
+                             nccl_name(types.other_dtype), "ep");
+            }
+  }
+
+  // Gradient synchronisation of stage 0 (it holds the embedding and finishes last), with its
+  // tensor-parallel traffic beside it.
+  void build_gradient(const RankParams& stage0, double layer_params) {
+    gradient.description = "gradient window";
+    const bool sharded = L.shards_parameters();
+    const double dense = sharded ? layer_params : stage0.dense;
+    const std::string grad = types.gradient_nccl, weight = nccl_name(types.other_dtype);
+    const double grad_B = types.gradient_B, weight_B = dtype_size_B(types.other_dtype);
+    auto add_sync = [&](const std::string& name, const std::vector<int>& ranks, double params) {
+      if (ranks.size() < 2 || params <= 0) return;
+      if (L.zero == 0 && !L.fsdp) {
+        add_collective(gradient, name, "allreduce", ranks, params * grad_B, grad, name);
+        gradient.ops.back().name = name + ".ar";
+        return;
+      }
+      add_collective(gradient, name, "reducescatter", ranks, params * grad_B, grad, name);
+      gradient.ops.back().name = name + ".rs";
+      TraceOp ag = gradient.ops.back();
+      ag.name = name + ".ag";
+      ag.op = "allgather";
+      ag.size_B = params * weight_B;
+      ag.dtype = weight;
+      gradient.ops.push_back(ag);
+    };
+    for (int i = 0; i < L.tp; ++i) {
+      std::vector<int> ranks;
+      for (int c = 0; c < L.cp; ++c)
+        for (int d = 0; d < L.dp; ++d) ranks.push_back(placement.rank({i, c, d, 0}));
+      add_sync("dp." + std::to_string(ranks.front()), ranks, dense);
+      if (stage0.experts > 0 && L.ep > 1)
+        for (int e = 0; e < L.ep; ++e) {
+          std::vector<int> expert_ranks;
+          for (int c = 0; c < L.cp; ++c)
+            for (int d = e; d < L.dp; d += L.ep) expert_ranks.push_back(placement.rank({i, c, d, 0}));
+          add_sync("edp." + std::to_string(expert_ranks.front()), expert_ranks,
+                   sharded ? stage0.experts / std::max<double>(1, model.layers / double(L.pp)) : stage0.experts);
+        }
+    }
+    if (!gradient.ops.empty()) add_tp_ops(gradient, "tpg.", 0, layer_comm(model, L, 0).tp_B);
+  }
+};
+
+LlmIteration::LlmIteration(const Topology& topology, const Catalog& catalog, const TransformerSpec& model,
+                           const LlmLayout& layout, LlmOptions options)
+    : impl_(std::make_unique<Impl>(topology, catalog, model, layout, std::move(options))) {
+  if (topology.gpu_count() < layout.gpus())
+    throw UsageError("the layout needs " + std::to_string(layout.gpus()) + " GPUs; " + topology.name() + " has " +
+                     std::to_string(topology.gpu_count()));
+  Impl& I = *impl_;
+  int moe_layer = -1;
+  for (int l = 0; l < model.layers && moe_layer < 0; ++l)
+    if (model.is_moe_layer(l)) moe_layer = l;
+  LayerComm dense = layer_comm(model, layout, 0);
+  LayerComm moe = moe_layer >= 0 ? layer_comm(model, layout, moe_layer) : LayerComm{};
+  I.build_steady(dense, moe);
+  RankParams stage0 = rank_params(model, layout, 0);
+  // ZeRO-3 / FSDP gathers and reduces one layer at a time: the average layer of the stage.
+  double layers_per_stage = double(model.layers) / layout.pp;
+  I.build_gradient(stage0, stage0.dense / layers_per_stage);
+  ReplayOptions replay;
+  replay.routes = I.options.routes;
+  replay.nccl = catalog.nccl_version(I.options.nccl).name;
+  if (!I.steady.ops.empty()) I.steady_replay = std::make_unique<Replay>(topology, catalog, I.steady, replay);
+  if (!I.gradient.ops.empty()) I.gradient_replay = std::make_unique<Replay>(topology, catalog, I.gradient, replay);
+}
+
+LlmIteration::~LlmIteration() = default;
+
+std::vector<Replay*> LlmIteration::windows() {
+  std::vector<Replay*> out;
+  if (impl_->steady_replay) out.push_back(impl_->steady_replay.get());
+  if (impl_->gradient_replay) out.push_back(impl_->gradient_replay.get());
+  return out;
+}
+
+namespace {
+
+// The slowest instance of every op whose name starts with `prefix` and ends with `suffix`.
+double slowest(const ReplayResult& r, const std::string& prefix, const std::string& suffix) {
+  double worst = 0;
+  for (const auto& [name, s] : r.op_span_s)
+    if (name.compare(0, prefix.size(), prefix) == 0 && name.size() >= suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+      worst = std::max(worst, s);
+  return worst;
+}
+
+// Communication that overlap hides behind `behind_s` of compute shows only what sticks out.
+double exposed(double comm_s, double behind_s) { return std::max(0.0, comm_s - behind_s); }
+
+}  // namespace
+
+LlmResult LlmIteration::run(const std::vector<Runner*>& runners) {
+  Impl& I = *impl_;
+  const LlmLayout& L = I.L;
+  const TransformerSpec& model = I.model;
+  std::vector<Replay*> replays = windows();
+  if (runners.size() != replays.size()) throw std::logic_error("LlmIteration::run: one runner per window");
+  ReplayResult steady, gradient;
+  std::vector<std::string> algorithms;
+  for (std::size_t i = 0; i < replays.size(); ++i) {
+    ReplayResult r = replays[i]->run(*runners[i]);
+    if (!r.algorithms.empty()) algorithms.push_back(r.algorithms);
+    (replays[i] == I.steady_replay.get() ? steady : gradient) = std::move(r);
+  }
+  LlmResult out;
+  out.algorithms = algorithms.empty() ? "-" : algorithms.front() + (algorithms.size() > 1 ? "; " + algorithms[1] : "");
+  // One instance of each communication, the slowest of its concurrent copies.
+  const double tp_ar = slowest(steady, "tp.", ".ar"), tp_ag = slowest(steady, "tp.", ".ag"), tp_rs = slowest(steady, "tp.", ".rs");
+  const double pp_s = slowest(steady, "pp.", ""), cp_step = slowest(steady, "cp.", ""), ep_a2a = slowest(steady, "ep.", ".alltoall");
+  const double dp_ar = std::max(slowest(gradient, "dp.", ".ar"), slowest(gradient, "edp.", ".ar"));
+  const double dp_rs = std::max(slowest(gradient, "dp.", ".rs"), slowest(gradient, "edp.", ".rs"));
+  const double dp_ag = std::max(slowest(gradient, "dp.", ".ag"), slowest(gradient, "edp.", ".ag"));
+  out.comm_s = {{"tp_allreduce", tp_ar}, {"tp_allgather", tp_ag}, {"tp_reducescatter", tp_rs}, {"pp_send", pp_s},
+                {"cp_send", cp_step},     {"ep_alltoall", ep_a2a},  {"dp_allreduce", dp_ar},      {"dp_reducescatter", dp_rs},
+                {"dp_allgather", dp_ag}};
+
+  // Per layer kind, one micro-batch on one rank: compute, and the communication it exposes.
+  const bool full = L.recompute == Recompute::full;
+  const bool zero3 = L.shards_parameters();
+  const double tp_layer = L.tp == 1 ? 0 : L.sp ? 2 * (tp_ag + tp_rs) : 2 * tp_ar;
+  auto layer_cost = [&](int layer, PassCost& f, PassCost& b) {
+    TimedLayer t = I.time(layer_kernels(model, L, layer));
+    LayerComm c = layer_comm(model, L, layer);
+    f.compute += t.fwd_s;
+    // Full recomputation runs the layer's forward again; selective, the attention core (inside
+    // flash attention's own backward already, so only unfused attention pays it).
+    const bool selective = L.recompute == Recompute::selective && L.attention == Attention::unfused;
+    b.compute += t.bwd_s + (full ? t.fwd_s : selective ? t.fwd_attention_s : 0);
+    double tp_f = L.tp_comm_overlap ? exposed(tp_layer, t.fwd_gemm_s) : tp_layer;
+    double tp_b = L.tp_comm_overlap ? exposed(tp_layer, t.bwd_gemm_s) : tp_layer;
+    f.tp += tp_f;
+    b.tp += tp_b + (full ? tp_f : 0);
+    // Ring attention sends the next K/V block while the current one is processed.
+    double cp_f = exposed(c.cp_steps * cp_step, t.fwd_attention_s * c.cp_steps / L.cp);
+    double cp_b = exposed(2 * c.cp_steps * cp_step, t.bwd_attention_s * c.cp_steps / L.cp);
+    f.cp += cp_f;
+    b.cp += cp_b + (full ? cp_f : 0);
+    if (c.ep_B > 0) {  // dispatch and combine, each way
+      f.ep += 2 * ep_a2a;
+      b.ep += 2 * ep_a2a + (full ? 2 * ep_a2a : 0);
+    }
+    if (zero3) {  // gather a layer's weights ahead of its forward and backward, reduce its gradients
+      f.zero3 += exposed(dp_ag, t.fwd_s);
+      b.zero3 += exposed(dp_ag + dp_rs, t.bwd_s);
+    }
+  };
+  const int stages = L.pp * L.vp, chunk = model.layers / stages;
+  std::vector<PassCost> fwd(static_cast<std::size_t>(stages)), bwd(fwd);
+  for (int v = 0; v < stages; ++v) {
+    PassCost& f = fwd[static_cast<std::size_t>(v)];
+    PassCost& b = bwd[static_cast<std::size_t>(v)];
+    // Layers of one kind cost the same: time the first of each kind, count the rest.
+    std::map<bool, std::pair<int, std::pair<PassCost, PassCost>>> kinds;
+    for (int l = v * chunk; l < (v + 1) * chunk; ++l) {
+      auto [it, fresh] = kinds.try_emplace(model.is_moe_layer(l), std::pair{0, std::pair<PassCost, PassCost>{}});
+      if (fresh) layer_cost(l, it->second.second.first, it->second.second.second);
+      ++it->second.first;
+    }
+    for (const auto& [moe, entry] : kinds) {
+      const auto& [count, costs] = entry;
+      for (auto [dst, src] : {std::pair{&f, &costs.first}, std::pair{&b, &costs.second}}) {
+        dst->compute += count * src->compute;
+        dst->tp += count * src->tp;
+        dst->cp += count * src->cp;
+        dst->ep += count * src->ep;
+        dst->zero3 += count * src->zero3;
+      }
+    }
+    auto add_kernels = [&](const LayerKernels& lk) {
+      TimedLayer t = I.time(lk);
+      f.compute += t.fwd_s;
+      b.compute += t.bwd_s;
+    };
+    if (v == 0) add_kernels(embedding_kernels(model, L));
+    if (v == stages - 1) add_kernels(head_kernels(model, L));
+  }
+
+  // The pipeline, with and without point-to-point time (the difference is pp_s).
+  const int m = L.micro_batches();
+  PipelineInput pin;
+  pin.pp = L.pp;
+  pin.vp = L.vp;
+  pin.micro_batches = m;
+  for (int v = 0; v < stages; ++v) {
+    pin.forward_s.push_back(fwd[static_cast<std::size_t>(v)].total());
+    pin.backward_s.push_back(bwd[static_cast<std::size_t>(v)].total());
+  }
+  // ZeRO-2 reduces every micro-batch's gradients (they are sharded, so none accumulate): each
+  // backward pass exposes what its share of that reduction does not hide.
+  if (L.zero == 2 && !L.fsdp && dp_rs > 0) {
+    double rank_bwd = 0;
+    for (int c = 0; c < L.vp; ++c) rank_bwd += pin.backward_s[static_cast<std::size_t>(c * L.pp)];
+    for (int v = 0; v < stages; ++v) {
+      double extra = exposed(dp_rs, rank_bwd) / L.vp;
+      pin.backward_s[static_cast<std::size_t>(v)] += extra;
+      bwd[static_cast<std::size_t>(v)].zero3 += extra;
+    }
+  }
+  pin.p2p_s = pp_s;
+  PipelineResult with_p2p = run_pipeline(pin);
+  pin.p2p_s = 0;
+  PipelineResult without_p2p = run_pipeline(pin);
+
+  // Gradient reduction after the last backward (ZeRO-0/1; overlapped with the last micro-batch's
+  // backward when asked), then the optimizer step, then the parameter all-gather (overlapped
+  // with the next iteration's first forward when asked).
+  const OptimizerModel& optimizer = I.catalog.optimizer(I.options.optimizer, model.where);
+  const GpuModel& gpu = I.topology.gpu_model(0);
+  const bool sharded_optimizer = L.zero >= 1 || L.fsdp;
+  const double shards = double(L.dp) * L.cp;
+  double optimizer_s = 0;
+  for (int r : {0, L.pp - 1}) {
+    RankParams p = rank_params(model, L, r);
+    double params = sharded_optimizer ? p.dense / shards + p.experts / (shards / L.ep) : p.total();
+    NamedKernel step{"optimizer", {}, false};
+    step.kernel.kind = Kernel::Kind::memory;
+    step.kernel.bytes_B = params * optimizer.bytes_per_param;
+    optimizer_s = std::max(optimizer_s, I.kernel_s(step));
+  }
+  const double reduce = zero3 || L.zero == 2 ? 0 : L.zero == 0 ? dp_ar : dp_rs;
+  const double gather = zero3 || L.zero == 0 ? 0 : dp_ag;
+  int critical = 0;
+  double iteration_s = 0, reduce_exposed = 0;
+  for (int r = 0; r < L.pp; ++r) {
+    double window = L.overlap_grad_reduce ? with_p2p.last_backward_s[static_cast<std::size_t>(r)] : 0;
+    double e = exposed(reduce, window);
+    if (with_p2p.end_s[static_cast<std::size_t>(r)] + e > iteration_s) {
+      iteration_s = with_p2p.end_s[static_cast<std::size_t>(r)] + e;
+      reduce_exposed = e;
+      critical = r;
+    }
+  }
+  const double gather_exposed = L.overlap_param_gather ? exposed(gather, pin.forward_s[0]) : gather;
+  iteration_s += optimizer_s + gather_exposed;
+
+  // Breakdown on the critical rank.
+  for (int c = 0; c < L.vp; ++c) {
+    const std::size_t v = static_cast<std::size_t>(c * L.pp + critical);
+    out.compute_s += m * (fwd[v].compute + bwd[v].compute);
+    out.tp_s += m * (fwd[v].tp + bwd[v].tp);
+    out.cp_s += m * (fwd[v].cp + bwd[v].cp);
+    out.ep_s += m * (fwd[v].ep + bwd[v].ep);
+    out.dp_s += m * (fwd[v].zero3 + bwd[v].zero3);
+  }
+  const double busy = without_p2p.busy_s[static_cast<std::size_t>(critical)];
+  out.bubble_s = without_p2p.end_s[static_cast<std::size_t>(critical)] - busy;
+  out.pp_s = with_p2p.end_s[static_cast<std::size_t>(critical)] - without_p2p.end_s[static_cast<std::size_t>(critical)];
+  out.dp_s += reduce_exposed + gather_exposed;
+  out.optimizer_s = optimizer_s;
+  out.iteration_s = iteration_s;
+
+  out.gpus = L.gpus();
+  out.nodes = I.topology.node_of(out.gpus - 1) + 1;
+  const double tokens = double(L.global_batch) * L.seq_len;
+  out.tokens_per_s = tokens / iteration_s;
+  IterationFlops flops = iteration_flops(model, L.seq_len, L.global_batch, L.recompute);
+  const std::string peak_key = L.precision == "fp16" ? "fp16_tensor" : "bf16_tensor";
+  auto peak = gpu.math.find(peak_key);
+  const double peak_flops_per_s = peak == gpu.math.end() ? 0 : peak->second.dense_flops_per_s;
+  out.tflops_per_gpu = flops.model / iteration_s / out.gpus / 1e12;
+  out.mfu = peak_flops_per_s > 0 ? flops.model / iteration_s / out.gpus / peak_flops_per_s : 0;
+  out.hfu = peak_flops_per_s > 0 ? flops.hardware / iteration_s / out.gpus / peak_flops_per_s : 0;
+
+  // Memory: the stage that holds most, its peak of chunk-forwards in flight from the schedule.
+  for (int r = 0; r < L.pp; ++r) {
+    double in_flight = double(with_p2p.peak_in_flight[static_cast<std::size_t>(r)]) * chunk;
+    LlmMemory mem = stage_memory(model, L, r, in_flight, optimizer.state_bytes_per_param);
+    if (mem.total_B() > out.memory.total_B()) out.memory = mem;
+  }
+  out.memory_capacity_B = gpu.memory_B;
+  out.fits = out.memory.total_B() <= gpu.memory_B;
+  return out;
+}
+
+LlmResult simulate_iteration(const Topology& topology, const Catalog& catalog, const TransformerSpec& model,
+                             const LlmLayout& layout, const LlmOptions& options) {
+  LlmIteration iteration(topology, catalog, model, layout, options);
+  Simulator simulator;
+  std::vector<std::unique_ptr<PlatformRunner>> owned;
+  std::vector<Runner*> runners;
+  for (Replay* window : iteration.windows()) {
+    owned.push_back(std::make_unique<PlatformRunner>(simulator, simulator.add_platform(topology, window->routes(), window->needs())));
+    runners.push_back(owned.back().get());
+  }
+  return iteration.run(runners);
+}
+
+}  // namespace topsim

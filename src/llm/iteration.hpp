@@ -1,0 +1,78 @@
+#pragma once
+// One training iteration of a transformer under a layout, on a topology: kernels timed by the
+// compute model; every distinct communication simulated on the fabric with NCCL's model, all
+// its concurrent instances at once (two windows, see docs/llm.md); the pipeline schedule as a
+// timeline over those times; overlap as Megatron-Core runs it.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "llm/layout.hpp"
+#include "llm/transformer_math.hpp"
+#include "model/catalog.hpp"
+#include "topology/topology.hpp"
+#include "workload/replay.hpp"
+
+namespace topsim {
+
+struct LlmOptions {
+  DimOrder order{Dim::tp, Dim::cp, Dim::dp, Dim::pp};
+  RouteOptions routes;
+  std::string nccl;            ///< NCCL release whose tuner chooses ("" for the default line)
+  std::string optimizer = "adam";  ///< an optimizer of models/frameworks.json
+};
+
+struct LlmResult {
+  int gpus = 0;
+  int nodes = 0;
+  double iteration_s = 0;
+  double tokens_per_s = 0;
+  double tflops_per_gpu = 0;   ///< model FLOPs (iteration_flops().model) per GPU per second / 1e12
+  double mfu = 0;              ///< model FLOPs over the dense 16-bit peak of every GPU
+  double hfu = 0;              ///< hardware FLOPs (recomputation counted) over the same peak
+  // Where the iteration goes, on the pipeline rank that finishes last; they sum to iteration_s.
+  double compute_s = 0;        ///< kernels (recomputation included)
+  double bubble_s = 0;         ///< pipeline fill and drain with free point-to-point transfers
+  double tp_s = 0;             ///< exposed tensor-parallel collectives
+  double pp_s = 0;             ///< what point-to-point transfers add to the pipeline
+  double dp_s = 0;             ///< exposed data-parallel gradient reduction and parameter gathering
+  double cp_s = 0;             ///< exposed context-parallel K/V exchange
+  double ep_s = 0;             ///< expert-parallel all-to-alls
+  double optimizer_s = 0;      ///< optimizer step
+  LlmMemory memory;            ///< the GPU that holds most
+  double memory_capacity_B = 0;
+  bool fits = false;
+  /// Each simulated communication: name -> seconds (one instance, under its window's traffic).
+  std::map<std::string, double> comm_s;
+  std::string algorithms;      ///< NCCL's choices in the windows
+};
+
+class LlmIteration {
+ public:
+  /// `layout` must come from resolve_layout(); the topology needs layout.gpus() GPUs (UsageError).
+  /// Keeps references to everything passed, which must outlive it.
+  LlmIteration(const Topology& topology, const Catalog& catalog, const TransformerSpec& model, const LlmLayout& layout,
+               LlmOptions options = {});
+  ~LlmIteration();
+  LlmIteration(const LlmIteration&) = delete;
+  LlmIteration& operator=(const LlmIteration&) = delete;
+
+  /// The simulations to declare, one platform each, before any run: the steady-state window
+  /// (tensor, pipeline, context and expert traffic at once) and the gradient window (data
+  /// parallelism with tensor traffic beside it).
+  std::vector<Replay*> windows();
+  /// Runs each window on its runner (in windows() order) and assembles the iteration.
+  LlmResult run(const std::vector<Runner*>& runners);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// One iteration of `model` under `layout` (resolved) on `topology`, in a Simulator of its own
+/// (so that a layout search or a validation runs any number of them one after another).
+LlmResult simulate_iteration(const Topology& topology, const Catalog& catalog, const TransformerSpec& model,
+                             const LlmLayout& layout, const LlmOptions& options);
+
+}  // namespace topsim

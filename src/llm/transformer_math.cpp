@@ -1,0 +1,354 @@
+#include "llm/transformer_math.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace topsim {
+
+std::string to_string(Recompute r) {
+  switch (r) {
+    case Recompute::none: return "none";
+    case Recompute::selective: return "selective";
+    case Recompute::full: return "full";
+  }
+  return "?";
+}
+
+namespace {
+
+double attention_params(const TransformerSpec& m) {
+  const double h = m.hidden, q = double(m.heads) * m.head_dim, kv = double(m.kv_heads) * m.head_dim;
+  return h * q + 2 * h * kv + q * h;  // Wq, Wk, Wv, Wo
+}
+
+// Weight matrices of one FFN of intermediate size f: up and down (GELU), gate, up and down (SwiGLU).
+double ffn_matrices(const TransformerSpec& m) { return m.ffn == TransformerSpec::Ffn::swiglu ? 3 : 2; }
+double ffn_params(const TransformerSpec& m, double f) { return ffn_matrices(m) * m.hidden * f; }
+
+// Matrix parameters one token passes through in layer `layer` (routed experts: top_k of them).
+double active_layer_params(const TransformerSpec& m, int layer) {
+  double p = attention_params(m);
+  if (m.is_moe_layer(layer)) {
+    const MoeSpec& e = *m.moe;
+    p += (e.top_k + e.shared_experts) * ffn_params(m, e.expert_ffn_hidden) + double(m.hidden) * e.experts;
+  } else {
+    p += ffn_params(m, m.ffn_hidden);
+  }
+  return p;
+}
+
+NamedKernel gemm(const std::string& name, double m, double n, double k, const std::string& dtype) {
+  NamedKernel out{name, {}, true};
+  out.kernel.kind = Kernel::Kind::gemm;
+  out.kernel.m = m;
+  out.kernel.n = n;
+  out.kernel.k = k;
+  out.kernel.dtype = dtype;
+  return out;
+}
+
+NamedKernel memory(const std::string& name, double bytes_B, const std::string& dtype) {
+  NamedKernel out{name, {}, false};
+  out.kernel.kind = Kernel::Kind::memory;
+  out.kernel.bytes_B = bytes_B;
+  out.kernel.dtype = dtype;
+  return out;
+}
+
+// A forward GEMM C[m x n] = X[m x k] W[k x n] costs two in backward: dX = dC W^T (m x k by n)
+// and dW = X^T dC (k x n by m).
+void add_gemm(LayerKernels& out, const std::string& name, double m, double n, double k, const std::string& dtype) {
+  out.forward.push_back(gemm(name, m, n, k, dtype));
+  out.backward.push_back(gemm(name + ".dgrad", m, k, n, dtype));
+  out.backward.push_back(gemm(name + ".wgrad", k, n, m, dtype));
+}
+
+// A fused elementwise kernel touching `accesses` tensors of `elements` each; backward reads the
+// incoming gradient and what was saved and writes one gradient per input: twice the traffic.
+void add_elementwise(LayerKernels& out, const std::string& name, double elements, double accesses, double element_B,
+                     const std::string& dtype) {
+  out.forward.push_back(memory(name, elements * accesses * element_B, dtype));
+  out.backward.push_back(memory(name + ".bwd", 2 * elements * accesses * element_B, dtype));
+}
+
+// The attention core of one layer on one rank: `s` local queries against the whole sequence.
+void add_attention_core(LayerKernels& out, const TransformerSpec& m, const LlmLayout& L, double s, double e_B,
+                        const std::string& dtype) {
+  const double heads = L.micro_batch * double(m.heads) / L.tp;  // independent (sequence, head) pairs
+  const double keys = L.seq_len, d = m.head_dim;
+  if (L.attention == Attention::flash) {
+    // Causal flash attention computes half the score square; under cp each rank's queries meet
+    // every key (ring attention), load-balanced so that each rank does its share of the half.
+    NamedKernel core{"attention", {}, false, true};
+    core.kernel.kind = Kernel::Kind::attention;
+    core.kernel.m = s;
+    core.kernel.n = keys / 2;
+    core.kernel.k = d;
+    core.kernel.batch = heads;
+    core.kernel.dtype = dtype;
+    out.forward.push_back(core);
+    // FlashAttention-2's backward runs five GEMMs of the forward's two: 2.5 times its math.
+    core.name = "attention.bwd";
+    core.kernel.batch *= 2.5;
+    out.backward.push_back(core);
+    return;
+  }
+  // Unfused: the full score square in memory, batched GEMMs on either side of it.
+  auto batched = [&](const std::string& name, double rows, double cols, double depth) {
+    NamedKernel k = gemm(name, rows, cols, depth, dtype);
+    k.kernel.batch = heads;
+    k.gemm = false;
+    k.core = true;
+    return k;
+  };
+  const double scores = heads * s * keys;  // elements of the score matrix
+  out.forward.push_back(batched("scores", s, keys, d));
+  NamedKernel softmax = memory("softmax", scores * 2 * e_B, dtype);  // fused scale-mask-softmax: read, write
+  NamedKernel dropout = memory("attention_dropout", scores * (2 * e_B + 1), dtype);  // read, write, 1-byte mask
+  softmax.core = dropout.core = true;
+  out.forward.push_back(softmax);
+  out.forward.push_back(dropout);
+  out.forward.push_back(batched("context", s, d, keys));
+  // Backward: two GEMMs per forward GEMM; softmax reads its output and the incoming gradient.
+  out.backward.push_back(batched("context.dprobs", s, keys, d));
+  out.backward.push_back(batched("context.dv", keys, d, s));
+  out.backward.push_back(memory("attention_dropout.bwd", scores * (2 * e_B + 1), dtype));
+  out.backward.push_back(memory("softmax.bwd", scores * 3 * e_B, dtype));
+  out.backward.push_back(batched("scores.dq", s, d, keys));
+  out.backward.push_back(batched("scores.dk", keys, d, s));
+}
+
+}  // namespace
+
+std::string to_string(Attention a) { return a == Attention::flash ? "flash" : "unfused"; }
+
+ParamCounts count_params(const TransformerSpec& m) {
+  ParamCounts c;
+  for (int l = 0; l < m.layers; ++l) {
+    c.attention += attention_params(m);
+    c.norms += 2.0 * m.hidden;
+    if (m.is_moe_layer(l)) {
+      c.experts += m.moe->experts * ffn_params(m, m.moe->expert_ffn_hidden);
+      c.shared_experts += m.moe->shared_experts * ffn_params(m, m.moe->expert_ffn_hidden);
+      c.router += double(m.hidden) * m.moe->experts;
+    } else {
+      c.mlp += ffn_params(m, m.ffn_hidden);
+    }
+  }
+  c.norms += m.hidden;
+  c.embedding = double(m.vocab) * m.hidden;
+  c.lm_head = m.tied_embeddings ? 0 : double(m.vocab) * m.hidden;
+  return c;
+}
+
+IterationFlops iteration_flops(const TransformerSpec& m, int seq_len, double sequences, Recompute recompute) {
+  const double tokens = sequences * seq_len;
+  double layers_fwd = 0, core_fwd = 0;  // per token
+  for (int l = 0; l < m.layers; ++l) {
+    const double core = 4.0 * seq_len * m.heads * m.head_dim;
+    layers_fwd += 2 * active_layer_params(m, l) + core;
+    core_fwd += core;
+  }
+  const double head_fwd = 2.0 * m.vocab * m.hidden;
+  IterationFlops f;
+  f.model = 3 * (layers_fwd + head_fwd) * tokens;
+  f.hardware = f.model;
+  if (recompute == Recompute::full) f.hardware += layers_fwd * tokens;
+  if (recompute == Recompute::selective) f.hardware += core_fwd * tokens;
+  return f;
+}
+
+LlmTypes llm_types(const std::string& precision) {
+  LlmTypes t;
+  if (precision == "bf16" || precision == "fp8") {
+    t.gemm_dtype = precision;
+    t.other_dtype = "bf16";
+    t.gradient_B = dtype_size_B("fp32");
+    t.gradient_nccl = "float";
+  } else if (precision == "fp16") {
+    t.gemm_dtype = t.other_dtype = "fp16";
+    t.gradient_B = dtype_size_B("fp16");
+    t.gradient_nccl = "half";
+  } else {
+    throw std::invalid_argument("precision '" + precision + "' is not one of bf16, fp16, fp8");
+  }
+  t.activation_B = dtype_size_B(t.other_dtype);
+  return t;
+}
+
+LayerKernels layer_kernels(const TransformerSpec& m, const LlmLayout& L, int layer) {
+  const LlmTypes types = llm_types(L.precision);
+  const std::string& g = types.gemm_dtype;
+  const std::string& o = types.other_dtype;
+  const double e_B = types.activation_B;
+  const double s = double(L.seq_len) / L.cp;            // this rank's tokens of one sequence
+  const double tokens = L.micro_batch * s;              // rows of every GEMM
+  const double replicated = L.sp ? tokens / L.tp : tokens;  // rows of norms and residuals
+  const double h = m.hidden, t = L.tp;
+  const double q = double(m.heads) * m.head_dim / t, kv = double(m.kv_heads) * m.head_dim / t;
+  LayerKernels out;
+  add_elementwise(out, "norm1", replicated * h, 2, e_B, o);
+  add_gemm(out, "qkv", tokens, q + 2 * kv, h, g);
+  add_attention_core(out, m, L, s, e_B, o);
+  add_gemm(out, "proj", tokens, h, q, g);
+  add_elementwise(out, "residual1", replicated * h, 3, e_B, o);
+  add_elementwise(out, "norm2", replicated * h, 2, e_B, o);
+  const double gate = m.ffn == TransformerSpec::Ffn::swiglu ? 2 : 1;  // fc1 width in f
+  const double act_accesses = m.ffn == TransformerSpec::Ffn::swiglu ? 3 : 2;
+  if (m.is_moe_layer(layer)) {
+    const MoeSpec& e = *m.moe;
+    // Each rank routes its (sequence-parallel) tokens; an EP rank receives, on average, as
+    // many token-expert pairs as it sends: replicated x top_k rows through its experts.
+    const double routed = replicated * e.top_k, shared = replicated * e.shared_experts;
+    add_gemm(out, "router", replicated, e.experts, h, o);
+    add_gemm(out, "expert.fc1", routed, gate * e.expert_ffn_hidden, h, g);
+    add_elementwise(out, "expert.act", routed * e.expert_ffn_hidden, act_accesses, e_B, o);
+    add_gemm(out, "expert.fc2", routed, h, e.expert_ffn_hidden, g);
+    if (shared > 0) {
+      add_gemm(out, "shared.fc1", shared, gate * e.expert_ffn_hidden, h, g);
+      add_elementwise(out, "shared.act", shared * e.expert_ffn_hidden, act_accesses, e_B, o);
+      add_gemm(out, "shared.fc2", shared, h, e.expert_ffn_hidden, g);
+    }
+  } else {
+    const double f = m.ffn_hidden / t;
+    add_gemm(out, "fc1", tokens, gate * f, h, g);
+    add_elementwise(out, "act", tokens * f, act_accesses, e_B, o);
+    add_gemm(out, "fc2", tokens, h, f, g);
+  }
+  add_elementwise(out, "residual2", replicated * h, 3, e_B, o);
+  return out;
+}
+
+LayerKernels embedding_kernels(const TransformerSpec& m, const LlmLayout& L) {
+  const LlmTypes types = llm_types(L.precision);
+  const double tokens = L.micro_batch * double(L.seq_len) / L.cp / (L.sp ? L.tp : 1);
+  LayerKernels out;
+  // A gather: read a row of the table and write it per token.
+  add_elementwise(out, "embedding", tokens * m.hidden, 2, types.activation_B, types.other_dtype);
+  return out;
+}
+
+LayerKernels head_kernels(const TransformerSpec& m, const LlmLayout& L) {
+  const LlmTypes types = llm_types(L.precision);
+  const double tokens = L.micro_batch * double(L.seq_len) / L.cp;
+  const double v = double(m.vocab) / L.tp;
+  LayerKernels out;
+  add_elementwise(out, "final_norm", tokens / (L.sp ? L.tp : 1) * m.hidden, 2, types.activation_B, types.other_dtype);
+  // Megatron keeps the LM head in 16-bit under fp8 (Transformer Engine leaves it out).
+  add_gemm(out, "lm_head", tokens, v, m.hidden, types.other_dtype);
+  // Vocab-parallel cross-entropy in fp32: read the 16-bit logits, write and read them as fp32.
+  const double fp32_B = dtype_size_B("fp32");
+  out.forward.push_back(memory("cross_entropy", tokens * v * (types.activation_B + 2 * fp32_B), "fp32"));
+  out.backward.push_back(memory("cross_entropy.bwd", tokens * v * (fp32_B + types.activation_B), "fp32"));
+  return out;
+}
+
+LayerComm layer_comm(const TransformerSpec& m, const LlmLayout& L, int layer) {
+  const LlmTypes types = llm_types(L.precision);
+  const double tokens = L.micro_batch * double(L.seq_len) / L.cp;
+  LayerComm c;
+  if (L.tp > 1) {
+    c.tp_ops = L.sp ? 4 : 2;
+    c.tp_B = tokens * m.hidden * types.activation_B;
+  }
+  c.pp_B = tokens * m.hidden * types.activation_B / (L.sp ? L.tp : 1);
+  if (L.cp > 1) {
+    c.cp_steps = L.cp - 1;
+    c.cp_B = 2 * tokens * double(m.kv_heads) * m.head_dim / L.tp * types.activation_B;
+  }
+  if (m.is_moe_layer(layer) && L.ep > 1)
+    c.ep_B = tokens / (L.sp ? L.tp : 1) * m.moe->top_k * m.hidden * types.activation_B;
+  return c;
+}
+
+namespace {
+// Layers of pipeline stage `stage`: its vp chunks of layers / (pp vp) layers each (Megatron's
+// interleaving: chunk c of stage s is virtual stage c pp + s).
+std::vector<int> stage_layers(const TransformerSpec& m, const LlmLayout& L, int stage) {
+  std::vector<int> layers;
+  const int chunk = m.layers / (L.pp * L.vp);
+  for (int c = 0; c < L.vp; ++c)
+    for (int i = 0; i < chunk; ++i) layers.push_back((c * L.pp + stage) * chunk + i);
+  return layers;
+}
+}  // namespace
+
+RankParams rank_params(const TransformerSpec& m, const LlmLayout& L, int stage) {
+  RankParams p;
+  for (int layer : stage_layers(m, L, stage)) {
+    p.dense += attention_params(m) / L.tp + 2.0 * m.hidden;
+    if (m.is_moe_layer(layer)) {
+      const MoeSpec& e = *m.moe;
+      p.experts += double(e.experts) / L.ep * ffn_params(m, e.expert_ffn_hidden);
+      p.dense += e.shared_experts * ffn_params(m, e.expert_ffn_hidden) + double(m.hidden) * e.experts;
+    } else {
+      p.dense += ffn_params(m, m.ffn_hidden) / L.tp;
+    }
+  }
+  const double table = double(m.vocab) * m.hidden / L.tp;
+  if (stage == 0) p.dense += table;
+  // The last stage holds the LM head; tied, it holds a copy of the embedding (Megatron syncs the
+  // two copies' gradients), so the count is the same.
+  if (stage == L.pp - 1) p.dense += table + m.hidden;
+  return p;
+}
+
+double layer_activation_B(const TransformerSpec& m, const LlmLayout& L, int layer) {
+  const LlmTypes types = llm_types(L.precision);
+  const double e_B = types.activation_B;
+  const double tokens = L.micro_batch * double(L.seq_len) / L.cp;
+  const double t = L.tp;
+  const double h = m.hidden;
+  const double replicated = L.sp ? tokens / t : tokens;
+  // Layer input under full recomputation: everything else is made again in backward.
+  if (L.recompute == Recompute::full) return replicated * h * e_B;
+  const double mask_B = 1;  // dropout masks: one byte per element
+  // Kept whole on every tp rank unless sp: both norms' inputs and outputs, two dropout masks.
+  double bytes = replicated * h * (4 * e_B + 2 * mask_B);
+  // Unfused attention without selective recomputation keeps the softmax output, the dropout
+  // mask and the dropout output: 2 e_B + 1 bytes per score element (Korthikanti's 5as/h term).
+  if (L.attention == Attention::unfused && L.recompute == Recompute::none)
+    bytes += L.micro_batch * double(m.heads) / t * (double(L.seq_len) / L.cp) * L.seq_len * (2 * e_B + mask_B);
+  // Split by tp: Q, K, V and the attention output (flash attention keeps no score matrix).
+  const double q = double(m.heads) * m.head_dim / t, kv = double(m.kv_heads) * m.head_dim / t;
+  bytes += tokens * (2 * q + 2 * kv) * e_B;
+  const double gate = m.ffn == TransformerSpec::Ffn::swiglu ? 2 : 1;
+  if (m.is_moe_layer(layer)) {
+    // fc1 outputs and activation outputs of the token-expert pairs this rank runs.
+    const MoeSpec& e = *m.moe;
+    const double pairs = replicated * (e.top_k + e.shared_experts);
+    bytes += pairs * (gate + 1) * e.expert_ffn_hidden * e_B + replicated * h * e_B;
+  } else {
+    bytes += tokens * (gate + 1) * (m.ffn_hidden / t) * e_B;
+  }
+  return bytes;
+}
+
+LlmMemory stage_memory(const TransformerSpec& m, const LlmLayout& L, int stage, double layers_in_flight,
+                       double optimizer_state_B) {
+  const LlmTypes types = llm_types(L.precision);
+  const RankParams p = rank_params(m, L, stage);
+  const double weight_B = dtype_size_B(types.other_dtype);
+  const double master_B = dtype_size_B("fp32");
+  // Dense parameters are replicated over dp x cp, experts over dp x cp / ep.
+  const double dense_shards = double(L.dp) * L.cp, expert_shards = dense_shards / L.ep;
+  auto sharded = [&](bool shard) {
+    return shard ? p.dense / dense_shards + p.experts / expert_shards : p.total();
+  };
+  LlmMemory mem;
+  mem.weights_B = sharded(L.shards_parameters()) * weight_B;
+  mem.gradients_B = sharded(L.zero >= 2 || L.fsdp) * types.gradient_B;
+  mem.optimizer_B = sharded(L.zero >= 1 || L.fsdp) * (master_B + optimizer_state_B);
+  // Activations: the stage's average layer times the layers in flight; the last stage also
+  // keeps its fp32 logits for the loss's backward.
+  std::vector<int> layers = stage_layers(m, L, stage);
+  double per_layer = 0;
+  for (int layer : layers) per_layer += layer_activation_B(m, L, layer);
+  per_layer /= std::max<std::size_t>(1, layers.size());
+  mem.activations_B = per_layer * layers_in_flight;
+  if (stage == L.pp - 1)
+    mem.activations_B += L.micro_batch * double(L.seq_len) / L.cp * (double(m.vocab) / L.tp) * dtype_size_B("fp32");
+  return mem;
+}
+
+}  // namespace topsim
