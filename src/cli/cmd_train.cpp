@@ -1,5 +1,8 @@
 // topsim train MODEL --topology T [layout flags]: one training iteration of a transformer.
+#include <filesystem>
 #include <memory>
+
+#include "io/io.hpp"
 
 #include "cli/train_common.hpp"
 #include "util/error.hpp"
@@ -34,17 +37,60 @@ std::string header(const TransformerSpec& m, const LlmLayout& L, const LlmResult
   return text;
 }
 
+// A bundled LLM scenario: every variant at every server count.
+void run_llm_scenario(const std::string& path, const TrainArgs& args, Context& context, Format format) {
+  const Workspace& ws = context.workspace();
+  LlmScenarioSpec s = load_llm_scenario(path);
+  TransformerSpec model = find_transformer(ws, s.model);
+  LlmOptions options;
+  options.nccl = args.nccl;
+  std::vector<std::pair<LlmLayout, LlmResult>> rows;
+  std::vector<std::string> labels;
+  for (const LlmVariant& v : s.variants)
+    for (int nodes : s.nodes) {
+      ScaleOut scale;
+      scale.nodes = nodes;
+      scale.nic = v.nic;
+      scale.nics_per_node = v.nics_per_node;
+      int gpus = 0;
+      const Topology& topology = training_topology(ws, v.topology.empty() ? s.topology : v.topology, scale, v.gpu, gpus);
+      LlmLayout layout;
+      try {
+        layout = resolve_layout(model, v.layout, gpus);
+      } catch (const UsageError& e) {
+        throw InputError(path, v.name.empty() ? "/layout" : "/variants", (v.name.empty() ? "" : "variant '" + v.name + "' ") +
+                                                                        "at " + std::to_string(nodes) + " servers: " + e.what());
+      }
+      rows.emplace_back(layout, simulate_iteration(topology, ws.catalog(), model, layout, options));
+      labels.push_back(v.name.empty() ? "-" : v.name);
+    }
+  Table table = training_table(rows, format, labels);
+  context.out = format == Format::table ? "# topsim train: " + s.description + "\n# " + model.name + " on " +
+                                              s.topology + "; " + s.sources + "\n" + table.to_text()
+                                        : table.render(format);
+}
+
 }  // namespace
 
 void add_train_command(CLI::App& app, Context& context) {
-  CLI::App* train = app.add_subcommand("train", "One training iteration of a transformer under a parallel layout");
+  CLI::App* train =
+      app.add_subcommand("train", "One training iteration of a transformer under a parallel layout, or an LLM scenario's points");
   auto args = std::make_shared<TrainArgs>();
   add_train_target_options(*train, *args);
   add_layout_options(*train, *args);
   train->callback([args, &context]() {
     Format format = parse_format(args->format);
     const Workspace& ws = context.workspace();
+    if (ws.catalog().transformers().count(args->model) == 0) {
+      std::string path = ws.scenario_path(args->model);
+      std::error_code ec;
+      if (std::filesystem::is_regular_file(path, ec) && is_llm_scenario_file(path)) {
+        run_llm_scenario(path, *args, context, format);
+        return;
+      }
+    }
     TransformerSpec model = find_transformer(ws, args->model);
+    if (args->topology.empty()) throw UsageError("--topology is required: the server or cluster to train on");
     LlmOptions options;
     options.order = parse_dim_order(args->order);
     options.nccl = args->nccl;

@@ -5,8 +5,8 @@
 namespace topsim {
 
 void add_train_target_options(CLI::App& command, TrainArgs& args) {
-  command.add_option("model", args.model, "Transformer: a bundled name (llama3-70b, gpt3-175b, ...) or a model file")->required();
-  command.add_option("--topology", args.topology, "Server or cluster: a bundled name or a file")->required();
+  command.add_option("model", args.model, "Transformer: a bundled name (llama3-70b, gpt3-175b, ...) or a model file; train also takes an LLM scenario")->required();
+  command.add_option("--topology", args.topology, "Server or cluster: a bundled name or a file (required)");
   add_scale_out_options(command, args.scale);
   command.add_option("--gpus", args.gpus, "GPUs to train on (servers follow from the topology's size)")
       ->check(CLI::Range(1, 1 << 20));
@@ -52,18 +52,21 @@ Attention parse_attention(const std::string& text) {
   throw UsageError("--attention '" + text + "': expected flash or unfused");
 }
 
-Table training_table(const std::vector<std::pair<LlmLayout, LlmResult>>& rows, Format format) {
+Table training_table(const std::vector<std::pair<LlmLayout, LlmResult>>& rows, Format format,
+                     const std::vector<std::string>& labels) {
   const double GiB = 1024.0 * 1024 * 1024;
   std::vector<Column> columns = {{"gpus"}, {"nodes"}, {"tp"}, {"pp"}, {"vp"}, {"cp"}, {"ep"}, {"dp"}, {"mb"}, {"zero"},
                                  {"recompute"}, {"iteration_s", 3}, {"tokens_per_s", 0}, {"tflops_per_gpu", 1},
                                  {"mfu", 3}, {"hfu", 3}, {"memory_GiB", 1}, {"fits"}, {"compute_s", 3}, {"bubble_s", 3},
                                  {"tp_s", 3}, {"pp_s", 3}, {"dp_s", 3}, {"cp_s", 3}, {"ep_s", 3}, {"optimizer_s", 3}};
+  if (!labels.empty()) columns.insert(columns.begin(), Column{"variant"});
   const bool parts = format != Format::table;
   if (parts)
     for (const char* name : {"weights_GiB", "gradients_GiB", "optimizer_states_GiB", "activations_GiB"})
       columns.push_back(Column{name, 2});
   Table table(columns);
-  for (const auto& [L, r] : rows) {
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& [L, r] = rows[i];
     std::vector<Cell> row = {static_cast<long long>(r.gpus), static_cast<long long>(r.nodes), static_cast<long long>(L.tp),
                              static_cast<long long>(L.pp), static_cast<long long>(L.vp), static_cast<long long>(L.cp),
                              static_cast<long long>(L.ep), static_cast<long long>(L.dp),
@@ -74,6 +77,7 @@ Table training_table(const std::vector<std::pair<LlmLayout, LlmResult>>& rows, F
     if (parts)
       for (double b : {r.memory.weights_B, r.memory.gradients_B, r.memory.optimizer_B, r.memory.activations_B})
         row.push_back(b / GiB);
+    if (!labels.empty()) row.insert(row.begin(), labels[i]);
     table.add_row(row);
   }
   return table;

@@ -34,6 +34,8 @@ Recompute parse_recompute(const std::string& text);
 Attention parse_attention(const std::string& text);
 
 /// The table of `train` and `plan`: one row per layout with its figures and breakdown.
-Table training_table(const std::vector<std::pair<LlmLayout, LlmResult>>& rows, Format format);
+/// `labels`, when given, make a first column "variant" (one label per row).
+Table training_table(const std::vector<std::pair<LlmLayout, LlmResult>>& rows, Format format,
+                     const std::vector<std::string>& labels = {});
 
 }  // namespace topsim

@@ -10,6 +10,7 @@
 #include "model/result_spec.hpp"
 #include "model/sweep_spec.hpp"
 #include "model/validation_spec.hpp"
+#include "model/llm_scenario.hpp"
 #include "model/workload_spec.hpp"
 
 namespace topsim {
@@ -59,6 +60,11 @@ ScenarioSpec parse_scenario(const std::string& text, const std::string& path);
 /// entries, docs/llm.md). InputError at the offending key.
 TransformerSpec load_transformer(const std::string& path);
 TransformerSpec parse_transformer(const std::string& text, const std::string& path);
+/// An LLM training study: a scenario file with a "model" (docs/llm.md, "Scenarios").
+LlmScenarioSpec load_llm_scenario(const std::string& path);
+LlmScenarioSpec parse_llm_scenario(const std::string& text, const std::string& path);
+/// Whether a scenario file is an LLM training study (it has "model").
+bool is_llm_scenario_file(const std::string& path);
 
 /// Whether a workload file is a trace (it has "ops") rather than a training scenario.
 bool is_trace_file(const std::string& path);

@@ -121,7 +121,7 @@ Network read_network(const std::string& name, const Json& value, const SourceRef
 TransformerSpec read_transformer(const std::string& name, const Json& value, const SourceRef& where);
 /// A training layout object (validation rows, LLM scenarios): the keys of LlmLayout by their
 /// snake_case names; absent ones keep LlmLayout's defaults.
-LlmLayout read_llm_layout(const Json& value, const SourceRef& where);
+LlmLayout read_llm_layout(const Json& value, const SourceRef& where, const LlmLayout& base = {});
 FrameworkModel read_framework(const std::string& name, const Json& value, const SourceRef& where);
 OptimizerModel read_optimizer(const std::string& name, const Json& value, const SourceRef& where);
 NcclVersion read_nccl_version(const std::string& name, const Json& value, const SourceRef& where);

@@ -93,9 +93,9 @@ TransformerSpec read_transformer(const std::string& name, const Json& value, con
   return m;
 }
 
-LlmLayout read_llm_layout(const Json& value, const SourceRef& where) {
+LlmLayout read_llm_layout(const Json& value, const SourceRef& where, const LlmLayout& base) {
   ObjectReader r(value, where);
-  LlmLayout L;
+  LlmLayout L = base;
   constexpr int kMax = 1 << 20;
   for (auto [key, field] : {std::pair{"tp", &L.tp}, {"pp", &L.pp}, {"vp", &L.vp}, {"cp", &L.cp}, {"ep", &L.ep}, {"dp", &L.dp},
                             {"micro_batch", &L.micro_batch}, {"global_batch", &L.global_batch}, {"seq_len", &L.seq_len}})
@@ -130,5 +130,45 @@ TransformerSpec parse_transformer(const std::string& text, const std::string& pa
 }
 
 TransformerSpec load_transformer(const std::string& path) { return parse_transformer(read_text_file(path), path); }
+
+LlmScenarioSpec parse_llm_scenario(const std::string& text, const std::string& path) {
+  Json document = parse_json_text(text, path);
+  SourceRef where{path, ""};
+  ObjectReader r(document, where);
+  LlmScenarioSpec s;
+  s.where = where;
+  s.description = r.string("description");
+  s.model = r.string("model");
+  s.topology = r.string("topology");
+  s.nodes = read_rising_counts(r, "nodes");
+  LlmLayout base = read_llm_layout(r.required("layout"), r.at("layout"));
+  s.sources = r.string("sources");
+  if (const Json* variants = r.optional("variants")) {
+    SourceRef at = r.at("variants");
+    if (!variants->is_array() || variants->empty()) fail(at, "expected a non-empty array of variants");
+    for (std::size_t i = 0; i < variants->size(); ++i) {
+      ObjectReader v((*variants)[i], at.at(i));
+      LlmVariant variant;
+      variant.name = v.string("name");
+      for (const LlmVariant& earlier : s.variants)
+        if (earlier.name == variant.name) fail(v.at("name"), "duplicate variant name '" + variant.name + "'");
+      variant.topology = v.optional_string("topology").value_or("");
+      variant.gpu = v.optional_string("gpu").value_or("");
+      variant.nic = v.optional_string("nic").value_or("");
+      variant.nics_per_node = v.optional_integer("nics_per_node", 1, 64).value_or(0);
+      variant.layout = v.has("layout") ? read_llm_layout(v.required("layout"), v.at("layout"), base) : base;
+      v.finish();
+      s.variants.push_back(variant);
+    }
+  } else {
+    s.variants.push_back(LlmVariant{"", "", "", "", 0, base});
+  }
+  r.finish();
+  return s;
+}
+
+bool is_llm_scenario_file(const std::string& path) { return file_has_top_key(path, "model"); }
+
+LlmScenarioSpec load_llm_scenario(const std::string& path) { return parse_llm_scenario(read_text_file(path), path); }
 
 }  // namespace topsim

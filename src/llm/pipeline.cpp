@@ -32,6 +32,15 @@ std::vector<Pass> schedule_order(int rank, int pp, int vp, int m) {
   return order;
 }
 
+int peak_in_flight(int rank, int pp, int vp, int micro_batches) {
+  int flight = 0, peak = 0;
+  for (const Pass& p : schedule_order(rank, pp, vp, micro_batches)) {
+    flight += p.forward ? 1 : -1;
+    peak = std::max(peak, flight);
+  }
+  return peak;
+}
+
 PipelineResult run_pipeline(const PipelineInput& in) {
   const int stages = in.pp * in.vp;
   if (in.pp < 1 || in.vp < 1 || in.micro_batches < 1) throw std::invalid_argument("pipeline sizes must be >= 1");

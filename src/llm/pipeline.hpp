@@ -36,6 +36,9 @@ struct Pass {
 };
 std::vector<Pass> schedule_order(int rank, int pp, int vp, int micro_batches);
 
+/// Most chunk-forwards of `rank` whose backward has not run, from the order alone.
+int peak_in_flight(int rank, int pp, int vp, int micro_batches);
+
 /// std::invalid_argument when sizes disagree (times per virtual stage, interleaving needing
 /// micro-batches divisible by pp).
 PipelineResult run_pipeline(const PipelineInput& input);

@@ -1,0 +1,110 @@
+// topsim plan MODEL --gpus N --topology T: every layout that fits, simulated, ranked by throughput.
+#include <algorithm>
+#include <memory>
+
+#include "cli/train_common.hpp"
+#include "llm/plan.hpp"
+#include "util/error.hpp"
+#include "util/text.hpp"
+
+namespace topsim {
+
+namespace {
+
+std::string describe(const LlmLayout& L) {
+  std::string text = "tp " + std::to_string(L.tp) + " pp " + std::to_string(L.pp);
+  if (L.vp > 1) text += " vp " + std::to_string(L.vp);
+  if (L.cp > 1) text += " cp " + std::to_string(L.cp);
+  if (L.ep > 1) text += " ep " + std::to_string(L.ep);
+  text += " dp " + std::to_string(L.dp) + " mb " + std::to_string(L.micro_batch);
+  if (L.recompute != Recompute::none) text += " recompute " + to_string(L.recompute);
+  if (L.zero != 1) text += " zero " + std::to_string(L.zero);
+  return text;
+}
+
+// Why the best beats the runner-up: the parts of the iteration where the runner-up spends more,
+// largest first.
+std::string why_best(const std::pair<LlmLayout, LlmResult>& best, const std::pair<LlmLayout, LlmResult>& next) {
+  const LlmResult& a = best.second;
+  const LlmResult& b = next.second;
+  std::vector<std::pair<double, std::string>> parts = {
+      {b.compute_s - a.compute_s, "compute"},      {b.bubble_s - a.bubble_s, "pipeline bubble"},
+      {b.tp_s - a.tp_s, "exposed tensor-parallel"}, {b.pp_s - a.pp_s, "pipeline sends"},
+      {b.dp_s - a.dp_s, "exposed data-parallel"},   {b.cp_s - a.cp_s, "exposed context-parallel"},
+      {b.ep_s - a.ep_s, "expert all-to-all"},      {b.optimizer_s - a.optimizer_s, "optimizer step"}};
+  std::sort(parts.begin(), parts.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+  std::vector<std::string> more;
+  for (const auto& [s, name] : parts)
+    if (s > 0.0005 * a.iteration_s && more.size() < 3) more.push_back(name + " +" + fixed(s * 1e3, 1) + " ms");
+  std::string text = "# best: " + describe(best.first) + ", " + fixed(a.iteration_s, 3) + " s per iteration; runner-up " +
+                     describe(next.first) + ", " + fixed(b.iteration_s, 3) + " s (" +
+                     fixed(100 * (b.iteration_s / a.iteration_s - 1), 1) + "% slower)";
+  return text + (more.empty() ? "\n" : ": it spends " + join(more, ", ") + "\n");
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app, Context& context) {
+  CLI::App* plan = app.add_subcommand("plan", "Search the parallel layouts of a transformer on N GPUs and rank those that fit");
+  auto args = std::make_shared<TrainArgs>();
+  auto top = std::make_shared<int>(5);
+  add_train_target_options(*plan, *args);
+  plan->get_option("--gpus")->required();
+  plan->add_option("--top", *top, "Layouts to print, fastest first")->check(CLI::Range(1, 1000));
+  plan->add_option("--attention", args->attention, "Attention core: flash (fused) or unfused");
+  plan->callback([args, top, &context]() {
+    Format format = parse_format(args->format);
+    const Workspace& ws = context.workspace();
+    TransformerSpec model = find_transformer(ws, args->model);
+    if (args->topology.empty()) throw UsageError("--topology is required: the server or cluster to plan on");
+    args->layout.attention = parse_attention(args->attention);
+    int gpus = args->gpus;
+    const Topology& topology = training_topology(ws, args->topology, args->scale, args->gpu, gpus);
+    const GpuModel& gpu = topology.gpu_model(0);
+    PlanSpace space;
+    space.gpus = gpus;
+    space.gpus_per_server = std::min(gpus, topology.gpu_count() / (topology.node_of(topology.gpu_count() - 1) + 1));
+    space.base = args->layout;
+    // Every layout compares at one batch: one sequence per GPU unless asked (printed above the table).
+    if (space.base.global_batch == 0) space.base.global_batch = gpus;
+    space.memory_B = gpu.memory_B;
+    space.optimizer_state_B = ws.catalog().optimizer(LlmOptions{}.optimizer, model.where).state_bytes_per_param;
+    std::vector<PlanCandidate> candidates = plan_candidates(model, space);
+    if (candidates.empty())
+      throw UsageError("no layout of " + model.name + " divides over " + std::to_string(gpus) +
+                       " GPUs (check --global-batch against micro-batch x dp, and the model's heads and layers)");
+    std::vector<const PlanCandidate*> fitting;
+    for (const PlanCandidate& c : candidates)
+      if (c.fits) fitting.push_back(&c);
+    std::string note;
+    const double GiB = 1024.0 * 1024 * 1024;
+    if (fitting.empty()) {
+      auto leanest = std::min_element(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) {
+        return a.memory.total_B() < b.memory.total_B();
+      });
+      note = "# none of the " + std::to_string(candidates.size()) + " layouts fits in " + fixed(gpu.memory_B / GiB, 1) +
+             " GiB; the leanest needs " + fixed(leanest->memory.total_B() / GiB, 1) + " GiB (fits: false below)\n";
+      fitting.push_back(&*leanest);
+    }
+    LlmOptions options;
+    options.nccl = args->nccl;
+    std::vector<std::pair<LlmLayout, LlmResult>> rows;
+    for (const PlanCandidate* c : fitting) rows.emplace_back(c->layout, simulate_iteration(topology, ws.catalog(), model, c->layout, options));
+    std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.iteration_s < b.second.iteration_s; });
+    std::string why = rows.size() > 1 ? why_best(rows[0], rows[1]) : "";
+    if (rows.size() > static_cast<std::size_t>(*top)) rows.resize(static_cast<std::size_t>(*top));
+    Table table = training_table(rows, format);
+    if (format != Format::table) {
+      context.out = table.render(format);
+      return;
+    }
+    const LlmLayout& L = rows.front().first;
+    context.out = "# topsim plan: " + model.name + " on " + std::to_string(gpus) + " GPUs of " + topology.name() + ", " +
+                  std::to_string(L.global_batch) + " sequences of " + std::to_string(L.seq_len) + " tokens, " + L.precision +
+                  "\n# " + std::to_string(candidates.size()) + " layouts Megatron accepts, " +
+                  std::to_string(fitting.size()) + " simulated (those that fit in " + fixed(gpu.memory_B / GiB, 1) +
+                  " GiB, each with the least recomputation that fits)\n" + note + why + table.to_text();
+  });
+}
+
+}  // namespace topsim
