@@ -287,9 +287,11 @@ RankParams rank_params(const TransformerSpec& m, const LlmLayout& L, int stage) 
   }
   const double table = double(m.vocab) * m.hidden / L.tp;
   if (stage == 0) p.dense += table;
-  // The last stage holds the LM head; tied, it holds a copy of the embedding (Megatron syncs the
-  // two copies' gradients), so the count is the same.
-  if (stage == L.pp - 1) p.dense += table + m.hidden;
+  // The last stage holds the LM head; tied, with pp > 1 it holds a copy of the embedding (Megatron
+  // syncs the two copies' gradients), so the count is the same; with pp 1 the head is the
+  // embedding's own weight (Megatron-Core allocates no output weight then).
+  const bool head_is_embedding = m.tied_embeddings && L.pp == 1;
+  if (stage == L.pp - 1) p.dense += (head_is_embedding ? 0 : table) + m.hidden;
   return p;
 }
 
