@@ -225,8 +225,8 @@ TEST_CASE("compute: compute.json is checked like every model file") {
   std::string dir = compute_dir_with("unknown-key", good_with(R"("k_half": 64)", R"("k_half": 64, "tile_k": 32)"));
   CHECK(input_error([&] { load_catalog(dir); }) ==
         dir + "/compute.json:/compute_models/ampere/tile_k: unknown key 'tile_k' (did you mean 'tile_m'?); valid keys "
-              "here: conv_efficiency, description, gemm_efficiency, k_half, launch, memory_efficiency, sources, "
-              "sparse_gemm_efficiency, tile_m, tile_n");
+              "here: attention_efficiency, conv_efficiency, description, fp8_gemm_efficiency, gemm_efficiency, k_half, "
+              "launch, memory_efficiency, sources, sparse_gemm_efficiency, tile_m, tile_n");
 
   dir = compute_dir_with("no-source", good_with(R"(, "launch": "l")", ""));
   CHECK(input_error([&] { load_catalog(dir); }) ==
