@@ -39,7 +39,12 @@ std::string why_best(const std::pair<LlmLayout, LlmResult>& best, const std::pai
   std::string text = "# best: " + describe(best.first) + ", " + fixed(a.iteration_s, 3) + " s per iteration; runner-up " +
                      describe(next.first) + ", " + fixed(b.iteration_s, 3) + " s (" +
                      fixed(100 * (b.iteration_s / a.iteration_s - 1), 1) + "% slower)";
-  return text + (more.empty() ? "\n" : ": it spends " + join(more, ", ") + "\n");
+  // And where the runner-up gains back part of it.
+  std::vector<std::string> less;
+  for (auto it = parts.rbegin(); it != parts.rend(); ++it)
+    if (it->first < -0.0005 * a.iteration_s && less.size() < 2) less.push_back(it->second + " " + fixed(it->first * 1e3, 1) + " ms");
+  return text + (more.empty() ? "" : ": it spends " + join(more, ", ")) + (less.empty() ? "" : "; it saves " + join(less, ", ")) +
+         "\n";
 }
 
 }  // namespace

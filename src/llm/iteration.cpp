@@ -25,12 +25,47 @@ struct PassCost {
   double total() const { return compute + tp + cp + ep + zero3; }
 };
 
+// One instance of each communication, the slowest of its concurrent copies, in seconds.
+struct CommTimes {
+  double tp_ar = 0, tp_ag = 0, tp_rs = 0;  // tensor parallel: all-reduce, all-gather, reduce-scatter
+  double pp = 0, cp_step = 0, ep_a2a = 0;  // pipeline send, one ring-attention step, one all-to-all
+  double dp_ar = 0, dp_rs = 0, dp_ag = 0;  // data parallel (and expert data parallel)
+};
+
 // GPUs the steady window's sends may join (the engine's limit on pair routes is 4096).
 constexpr int kPairGpus = 2048;
 
 std::string nccl_name(const std::string& dtype) {
   return dtype == "fp32" ? "float" : dtype == "fp16" ? "half" : "bfloat16";
 }
+
+// The slowest instance of every op whose name starts with `prefix` and ends with `suffix`.
+double slowest(const ReplayResult& r, const std::string& prefix, const std::string& suffix) {
+  double worst = 0;
+  for (const auto& [name, s] : r.op_span_s)
+    if (name.compare(0, prefix.size(), prefix) == 0 && name.size() >= suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+      worst = std::max(worst, s);
+  return worst;
+}
+
+CommTimes comm_times(const ReplayResult& steady, const ReplayResult& gradient) {
+  CommTimes c;
+  c.tp_ar = slowest(steady, "tp.", ".ar");
+  c.tp_ag = slowest(steady, "tp.", ".ag");
+  c.tp_rs = slowest(steady, "tp.", ".rs");
+  c.pp = slowest(steady, "pp.", "");
+  c.cp_step = slowest(steady, "cp.", "");
+  c.ep_a2a = slowest(steady, "ep.", ".alltoall");
+  c.dp_ar = std::max(slowest(gradient, "dp.", ".ar"), slowest(gradient, "edp.", ".ar"));
+  c.dp_rs = std::max(slowest(gradient, "dp.", ".rs"), slowest(gradient, "edp.", ".rs"));
+  c.dp_ag = std::max(slowest(gradient, "dp.", ".ag"), slowest(gradient, "edp.", ".ag"));
+  return c;
+}
+
+// Communication that overlap hides behind `behind_s` of compute shows only what sticks out.
+double exposed(double comm_s, double behind_s) { return std::max(0.0, comm_s - behind_s); }
+
 
 }  // namespace
 
@@ -75,6 +110,118 @@ struct LlmIteration::Impl {
       if (k.core) t.bwd_attention_s += s;
     }
     return t;
+  }
+
+  // Per virtual stage, one micro-batch's forward and backward pass on one rank: compute, and
+  // the communication it exposes (layers of one kind cost the same: time the first of each).
+  void pass_costs(const CommTimes& c, std::vector<PassCost>& fwd, std::vector<PassCost>& bwd) const {
+    // Per layer kind, one micro-batch on one rank: compute, and the communication it exposes.
+    const bool full = L.recompute == Recompute::full;
+    const bool zero3 = L.shards_parameters();
+    const double tp_ar = c.tp_ar, tp_ag = c.tp_ag, tp_rs = c.tp_rs, cp_step = c.cp_step, ep_a2a = c.ep_a2a;
+    const double dp_rs = c.dp_rs, dp_ag = c.dp_ag;
+    const double tp_layer = L.tp == 1 ? 0 : L.sp ? 2 * (tp_ag + tp_rs) : 2 * tp_ar;
+    auto layer_cost = [&](int layer, PassCost& f, PassCost& b) {
+      TimedLayer t = time(layer_kernels(model, L, layer));
+      LayerComm lc = layer_comm(model, L, layer);
+      f.compute += t.fwd_s;
+      // Full recomputation runs the layer's forward again; selective, the attention core (inside
+      // flash attention's own backward already, so only unfused attention pays it).
+      const bool selective = L.recompute == Recompute::selective && L.attention == Attention::unfused;
+      b.compute += t.bwd_s + (full ? t.fwd_s : selective ? t.fwd_attention_s : 0);
+      double tp_f = L.tp_comm_overlap ? exposed(tp_layer, t.fwd_gemm_s) : tp_layer;
+      double tp_b = L.tp_comm_overlap ? exposed(tp_layer, t.bwd_gemm_s) : tp_layer;
+      f.tp += tp_f;
+      b.tp += tp_b + (full ? tp_f : 0);
+      // Ring attention sends the next K/V block while the current one is processed.
+      double cp_f = exposed(lc.cp_steps * cp_step, t.fwd_attention_s * lc.cp_steps / L.cp);
+      double cp_b = exposed(2 * lc.cp_steps * cp_step, t.bwd_attention_s * lc.cp_steps / L.cp);
+      f.cp += cp_f;
+      b.cp += cp_b + (full ? cp_f : 0);
+      if (lc.ep_B > 0) {  // dispatch and combine, each way
+        f.ep += 2 * ep_a2a;
+        b.ep += 2 * ep_a2a + (full ? 2 * ep_a2a : 0);
+      }
+      if (zero3) {  // gather a layer's weights ahead of its forward and backward, reduce its gradients
+        f.zero3 += exposed(dp_ag, t.fwd_s);
+        b.zero3 += exposed(dp_ag + dp_rs, t.bwd_s);
+      }
+    };
+    const int stages = L.pp * L.vp, chunk = model.layers / stages;
+    for (int v = 0; v < stages; ++v) {
+      PassCost& f = fwd[static_cast<std::size_t>(v)];
+      PassCost& b = bwd[static_cast<std::size_t>(v)];
+      // Layers of one kind cost the same: time the first of each kind, count the rest.
+      std::map<bool, std::pair<int, std::pair<PassCost, PassCost>>> kinds;
+      for (int l = v * chunk; l < (v + 1) * chunk; ++l) {
+        auto [it, fresh] = kinds.try_emplace(model.is_moe_layer(l), std::pair{0, std::pair<PassCost, PassCost>{}});
+        if (fresh) layer_cost(l, it->second.second.first, it->second.second.second);
+        ++it->second.first;
+      }
+      for (const auto& [moe, entry] : kinds) {
+        const auto& [count, costs] = entry;
+        for (auto [dst, src] : {std::pair{&f, &costs.first}, std::pair{&b, &costs.second}}) {
+          dst->compute += count * src->compute;
+          dst->tp += count * src->tp;
+          dst->cp += count * src->cp;
+          dst->ep += count * src->ep;
+          dst->zero3 += count * src->zero3;
+        }
+      }
+      auto add_kernels = [&](const LayerKernels& lk) {
+        TimedLayer t = time(lk);
+        f.compute += t.fwd_s;
+        b.compute += t.bwd_s;
+      };
+      if (v == 0) add_kernels(embedding_kernels(model, L));
+      if (v == stages - 1) add_kernels(head_kernels(model, L));
+    }
+  }
+
+  // The optimizer step: streaming its bytes per parameter over the rank's shard (the larger of
+  // the first and last stages, which hold the embedding and the head).
+  double optimizer_step_s() const {
+    const OptimizerModel& optimizer = catalog.optimizer(options.optimizer, model.where);
+    const bool sharded_optimizer = L.zero >= 1 || L.fsdp;
+    const double shards = double(L.dp) * L.cp;
+    double optimizer_s = 0;
+    for (int r : {0, L.pp - 1}) {
+      RankParams p = rank_params(model, L, r);
+      double params = sharded_optimizer ? p.dense / shards + p.experts / (shards / L.ep) : p.total();
+      NamedKernel step{"optimizer", {}, false};
+      step.kernel.kind = Kernel::Kind::memory;
+      step.kernel.bytes_B = params * optimizer.bytes_per_param;
+      optimizer_s = std::max(optimizer_s, kernel_s(step));
+    }
+    return optimizer_s;
+  }
+
+  // Throughput, FLOP rates and memory of an assembled iteration.
+  void add_figures(LlmResult& out, const PipelineResult& with_p2p) const {
+    const GpuModel& gpu = topology.gpu_model(0);
+    const OptimizerModel& optimizer = catalog.optimizer(options.optimizer, model.where);
+    const int chunk = model.layers / (L.pp * L.vp);
+    const double iteration_s = out.iteration_s;
+    out.gpus = L.gpus();
+    out.nodes = topology.node_of(out.gpus - 1) + 1;
+    const double tokens = double(L.global_batch) * L.seq_len;
+    out.tokens_per_s = tokens / iteration_s;
+    IterationFlops flops = iteration_flops(model, L.seq_len, L.global_batch, L.recompute);
+    const std::string peak_key = L.precision == "fp16" ? "fp16_tensor" : "bf16_tensor";
+    auto peak = gpu.math.find(peak_key);
+    const double peak_flops_per_s = peak == gpu.math.end() ? 0 : peak->second.dense_flops_per_s;
+    out.tflops_per_gpu = flops.model / iteration_s / out.gpus / 1e12;
+    out.mfu = peak_flops_per_s > 0 ? flops.model / iteration_s / out.gpus / peak_flops_per_s : 0;
+    out.hfu = peak_flops_per_s > 0 ? flops.hardware / iteration_s / out.gpus / peak_flops_per_s : 0;
+
+    // Memory: the stage that holds most, its peak of chunk-forwards in flight from the schedule.
+    for (int r = 0; r < L.pp; ++r) {
+      double in_flight = double(with_p2p.peak_in_flight[static_cast<std::size_t>(r)]) * chunk;
+      LlmMemory mem = stage_memory(model, L, r, in_flight, optimizer.state_bytes_per_param);
+      if (mem.total_B() > out.memory.total_B()) out.memory = mem;
+    }
+    out.memory_capacity_B = gpu.memory_B;
+    out.fits = out.memory.total_B() <= gpu.memory_B;
   }
 
   // --- the windows -----------------------------------------------------------------------
@@ -239,27 +386,10 @@ std::vector<Replay*> LlmIteration::windows() {
   return out;
 }
 
-namespace {
-
-// The slowest instance of every op whose name starts with `prefix` and ends with `suffix`.
-double slowest(const ReplayResult& r, const std::string& prefix, const std::string& suffix) {
-  double worst = 0;
-  for (const auto& [name, s] : r.op_span_s)
-    if (name.compare(0, prefix.size(), prefix) == 0 && name.size() >= suffix.size() &&
-        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
-      worst = std::max(worst, s);
-  return worst;
-}
-
-// Communication that overlap hides behind `behind_s` of compute shows only what sticks out.
-double exposed(double comm_s, double behind_s) { return std::max(0.0, comm_s - behind_s); }
-
-}  // namespace
 
 LlmResult LlmIteration::run(const std::vector<Runner*>& runners) {
   Impl& I = *impl_;
   const LlmLayout& L = I.L;
-  const TransformerSpec& model = I.model;
   std::vector<Replay*> replays = windows();
   if (runners.size() != replays.size()) throw std::logic_error("LlmIteration::run: one runner per window");
   ReplayResult steady, gradient;
@@ -271,76 +401,15 @@ LlmResult LlmIteration::run(const std::vector<Runner*>& runners) {
   }
   LlmResult out;
   out.algorithms = algorithms.empty() ? "-" : algorithms.front() + (algorithms.size() > 1 ? "; " + algorithms[1] : "");
-  // One instance of each communication, the slowest of its concurrent copies.
-  const double tp_ar = slowest(steady, "tp.", ".ar"), tp_ag = slowest(steady, "tp.", ".ag"), tp_rs = slowest(steady, "tp.", ".rs");
-  const double pp_s = slowest(steady, "pp.", ""), cp_step = slowest(steady, "cp.", ""), ep_a2a = slowest(steady, "ep.", ".alltoall");
-  const double dp_ar = std::max(slowest(gradient, "dp.", ".ar"), slowest(gradient, "edp.", ".ar"));
-  const double dp_rs = std::max(slowest(gradient, "dp.", ".rs"), slowest(gradient, "edp.", ".rs"));
-  const double dp_ag = std::max(slowest(gradient, "dp.", ".ag"), slowest(gradient, "edp.", ".ag"));
-  out.comm_s = {{"tp_allreduce", tp_ar}, {"tp_allgather", tp_ag}, {"tp_reducescatter", tp_rs}, {"pp_send", pp_s},
-                {"cp_send", cp_step},     {"ep_alltoall", ep_a2a},  {"dp_allreduce", dp_ar},      {"dp_reducescatter", dp_rs},
-                {"dp_allgather", dp_ag}};
-
-  // Per layer kind, one micro-batch on one rank: compute, and the communication it exposes.
-  const bool full = L.recompute == Recompute::full;
+  const CommTimes comm = comm_times(steady, gradient);
+  out.comm_s = {{"tp_allreduce", comm.tp_ar}, {"tp_allgather", comm.tp_ag}, {"tp_reducescatter", comm.tp_rs},
+                {"pp_send", comm.pp},         {"cp_send", comm.cp_step},     {"ep_alltoall", comm.ep_a2a},
+                {"dp_allreduce", comm.dp_ar}, {"dp_reducescatter", comm.dp_rs}, {"dp_allgather", comm.dp_ag}};
+  const double pp_s = comm.pp, dp_ar = comm.dp_ar, dp_rs = comm.dp_rs, dp_ag = comm.dp_ag;
   const bool zero3 = L.shards_parameters();
-  const double tp_layer = L.tp == 1 ? 0 : L.sp ? 2 * (tp_ag + tp_rs) : 2 * tp_ar;
-  auto layer_cost = [&](int layer, PassCost& f, PassCost& b) {
-    TimedLayer t = I.time(layer_kernels(model, L, layer));
-    LayerComm c = layer_comm(model, L, layer);
-    f.compute += t.fwd_s;
-    // Full recomputation runs the layer's forward again; selective, the attention core (inside
-    // flash attention's own backward already, so only unfused attention pays it).
-    const bool selective = L.recompute == Recompute::selective && L.attention == Attention::unfused;
-    b.compute += t.bwd_s + (full ? t.fwd_s : selective ? t.fwd_attention_s : 0);
-    double tp_f = L.tp_comm_overlap ? exposed(tp_layer, t.fwd_gemm_s) : tp_layer;
-    double tp_b = L.tp_comm_overlap ? exposed(tp_layer, t.bwd_gemm_s) : tp_layer;
-    f.tp += tp_f;
-    b.tp += tp_b + (full ? tp_f : 0);
-    // Ring attention sends the next K/V block while the current one is processed.
-    double cp_f = exposed(c.cp_steps * cp_step, t.fwd_attention_s * c.cp_steps / L.cp);
-    double cp_b = exposed(2 * c.cp_steps * cp_step, t.bwd_attention_s * c.cp_steps / L.cp);
-    f.cp += cp_f;
-    b.cp += cp_b + (full ? cp_f : 0);
-    if (c.ep_B > 0) {  // dispatch and combine, each way
-      f.ep += 2 * ep_a2a;
-      b.ep += 2 * ep_a2a + (full ? 2 * ep_a2a : 0);
-    }
-    if (zero3) {  // gather a layer's weights ahead of its forward and backward, reduce its gradients
-      f.zero3 += exposed(dp_ag, t.fwd_s);
-      b.zero3 += exposed(dp_ag + dp_rs, t.bwd_s);
-    }
-  };
-  const int stages = L.pp * L.vp, chunk = model.layers / stages;
+  const int stages = L.pp * L.vp;
   std::vector<PassCost> fwd(static_cast<std::size_t>(stages)), bwd(fwd);
-  for (int v = 0; v < stages; ++v) {
-    PassCost& f = fwd[static_cast<std::size_t>(v)];
-    PassCost& b = bwd[static_cast<std::size_t>(v)];
-    // Layers of one kind cost the same: time the first of each kind, count the rest.
-    std::map<bool, std::pair<int, std::pair<PassCost, PassCost>>> kinds;
-    for (int l = v * chunk; l < (v + 1) * chunk; ++l) {
-      auto [it, fresh] = kinds.try_emplace(model.is_moe_layer(l), std::pair{0, std::pair<PassCost, PassCost>{}});
-      if (fresh) layer_cost(l, it->second.second.first, it->second.second.second);
-      ++it->second.first;
-    }
-    for (const auto& [moe, entry] : kinds) {
-      const auto& [count, costs] = entry;
-      for (auto [dst, src] : {std::pair{&f, &costs.first}, std::pair{&b, &costs.second}}) {
-        dst->compute += count * src->compute;
-        dst->tp += count * src->tp;
-        dst->cp += count * src->cp;
-        dst->ep += count * src->ep;
-        dst->zero3 += count * src->zero3;
-      }
-    }
-    auto add_kernels = [&](const LayerKernels& lk) {
-      TimedLayer t = I.time(lk);
-      f.compute += t.fwd_s;
-      b.compute += t.bwd_s;
-    };
-    if (v == 0) add_kernels(embedding_kernels(model, L));
-    if (v == stages - 1) add_kernels(head_kernels(model, L));
-  }
+  I.pass_costs(comm, fwd, bwd);
 
   // The pipeline, with and without point-to-point time (the difference is pp_s).
   const int m = L.micro_batches();
@@ -371,19 +440,7 @@ LlmResult LlmIteration::run(const std::vector<Runner*>& runners) {
   // Gradient reduction after the last backward (ZeRO-0/1; overlapped with the last micro-batch's
   // backward when asked), then the optimizer step, then the parameter all-gather (overlapped
   // with the next iteration's first forward when asked).
-  const OptimizerModel& optimizer = I.catalog.optimizer(I.options.optimizer, model.where);
-  const GpuModel& gpu = I.topology.gpu_model(0);
-  const bool sharded_optimizer = L.zero >= 1 || L.fsdp;
-  const double shards = double(L.dp) * L.cp;
-  double optimizer_s = 0;
-  for (int r : {0, L.pp - 1}) {
-    RankParams p = rank_params(model, L, r);
-    double params = sharded_optimizer ? p.dense / shards + p.experts / (shards / L.ep) : p.total();
-    NamedKernel step{"optimizer", {}, false};
-    step.kernel.kind = Kernel::Kind::memory;
-    step.kernel.bytes_B = params * optimizer.bytes_per_param;
-    optimizer_s = std::max(optimizer_s, I.kernel_s(step));
-  }
+  const double optimizer_s = I.optimizer_step_s();
   const double reduce = zero3 || L.zero == 2 ? 0 : L.zero == 0 ? dp_ar : dp_rs;
   const double gather = zero3 || L.zero == 0 ? 0 : dp_ag;
   int critical = 0;
@@ -416,26 +473,7 @@ LlmResult LlmIteration::run(const std::vector<Runner*>& runners) {
   out.optimizer_s = optimizer_s;
   out.iteration_s = iteration_s;
 
-  out.gpus = L.gpus();
-  out.nodes = I.topology.node_of(out.gpus - 1) + 1;
-  const double tokens = double(L.global_batch) * L.seq_len;
-  out.tokens_per_s = tokens / iteration_s;
-  IterationFlops flops = iteration_flops(model, L.seq_len, L.global_batch, L.recompute);
-  const std::string peak_key = L.precision == "fp16" ? "fp16_tensor" : "bf16_tensor";
-  auto peak = gpu.math.find(peak_key);
-  const double peak_flops_per_s = peak == gpu.math.end() ? 0 : peak->second.dense_flops_per_s;
-  out.tflops_per_gpu = flops.model / iteration_s / out.gpus / 1e12;
-  out.mfu = peak_flops_per_s > 0 ? flops.model / iteration_s / out.gpus / peak_flops_per_s : 0;
-  out.hfu = peak_flops_per_s > 0 ? flops.hardware / iteration_s / out.gpus / peak_flops_per_s : 0;
-
-  // Memory: the stage that holds most, its peak of chunk-forwards in flight from the schedule.
-  for (int r = 0; r < L.pp; ++r) {
-    double in_flight = double(with_p2p.peak_in_flight[static_cast<std::size_t>(r)]) * chunk;
-    LlmMemory mem = stage_memory(model, L, r, in_flight, optimizer.state_bytes_per_param);
-    if (mem.total_B() > out.memory.total_B()) out.memory = mem;
-  }
-  out.memory_capacity_B = gpu.memory_B;
-  out.fits = out.memory.total_B() <= gpu.memory_B;
+  I.add_figures(out, with_p2p);
   return out;
 }
 

@@ -253,3 +253,39 @@ TEST_CASE("compute: compute.json is checked like every model file") {
         dir + "/compute.json:/compute_models/ampere/launch: expected a string with a unit (e.g. \"1.9us\"), got the "
               "number 4");
 }
+
+TEST_CASE("compute: fused attention at attention_efficiency, fp8 GEMMs at fp8_gemm_efficiency", "[compute]") {
+  const GpuModel& h100 = catalog().gpu("h100", {});
+  const ComputeModel& hopper = catalog().compute("hopper", {});
+  Kernel attention;
+  attention.kind = Kernel::Kind::attention;
+  attention.m = 4096;  // queries
+  attention.n = 2048;  // keys (a causal half of 4096)
+  attention.k = 128;   // head dimension
+  attention.batch = 32;
+  attention.dtype = "bf16";
+  KernelCost c = kernel_cost(h100, hopper, attention);
+  // 4 m n k batch = 4 x 4096 x 2048 x 128 x 32 = 1.37438953472e11 FLOP (scores and context).
+  CHECK(c.flops == Approx(1.37438953472e11));
+  // At the bf16 dense peak, 989.5 TFLOP/s, times the architecture's attention efficiency.
+  CHECK(c.math_s == Approx(1.37438953472e11 / (989.5e12 * hopper.attention_efficiency)));
+  // Q, K, V and O once: 2 (m + n) k batch x 2 B = 2 x 6144 x 128 x 32 x 2 = 100,663,296 B.
+  CHECK(c.bytes_B == Approx(100663296.0));
+  CHECK(c.bound == "math");
+
+  // The same GEMM in fp8 and bf16 differ in peak (1979 against 989.5 TFLOP/s) and in the fitted
+  // fraction of it; the shape utilisation is the same.
+  Kernel gemm;
+  gemm.m = gemm.n = gemm.k = 8192;
+  gemm.dtype = "bf16";
+  KernelCost bf16 = kernel_cost(h100, hopper, gemm);
+  gemm.dtype = "fp8";
+  KernelCost fp8 = kernel_cost(h100, hopper, gemm);
+  CHECK(fp8.efficiency / bf16.efficiency == Approx(hopper.fp8_gemm_efficiency / hopper.gemm_efficiency));
+  CHECK(bf16.math_s / fp8.math_s == Approx(1979.0 / 989.5 * hopper.fp8_gemm_efficiency / hopper.gemm_efficiency));
+
+  // An architecture without the fused-attention model refuses attention kernels.
+  ComputeModel none = hopper;
+  none.attention_efficiency = 0;
+  CHECK_THROWS_AS(kernel_cost(h100, none, attention), std::invalid_argument);
+}
