@@ -4,6 +4,7 @@
 
 #include "io/io.hpp"
 #include "util/error.hpp"
+#include "util/text.hpp"
 
 namespace topsim {
 
@@ -13,7 +14,9 @@ TransformerSpec find_transformer(const Workspace& workspace, const std::string& 
   if (bundled != catalog.transformers().end()) return bundled->second;
   std::error_code ec;
   if (std::filesystem::is_regular_file(name_or_path, ec)) return load_transformer(name_or_path);
-  return catalog.transformer(name_or_path, SourceRef{"MODEL", ""});  // throws, listing the bundled names
+  std::vector<std::string> names;
+  for (const auto& [name, model] : catalog.transformers()) names.push_back(name);
+  throw UsageError(unknown_name_message("model", name_or_path, names) + " (or give a model file's path)");
 }
 
 const Topology& training_topology(const Workspace& workspace, const std::string& topology, ScaleOut scale,
