@@ -6,6 +6,7 @@
 #include "compute/kernel.hpp"
 #include "engine/simulator.hpp"
 #include "llm/pipeline.hpp"
+#include "llm/plan.hpp"
 #include "util/error.hpp"
 
 namespace topsim {
@@ -34,10 +35,6 @@ struct CommTimes {
 
 // GPUs the steady window's sends may join (the engine's limit on pair routes is 4096).
 constexpr int kPairGpus = 2048;
-
-std::string nccl_name(const std::string& dtype) {
-  return dtype == "fp32" ? "float" : dtype == "fp16" ? "half" : "bfloat16";
-}
 
 // The slowest instance of every op whose name starts with `prefix` and ends with `suffix`.
 double slowest(const ReplayResult& r, const std::string& prefix, const std::string& suffix) {
@@ -182,12 +179,9 @@ struct LlmIteration::Impl {
   // the first and last stages, which hold the embedding and the head).
   double optimizer_step_s() const {
     const OptimizerModel& optimizer = catalog.optimizer(options.optimizer, model.where);
-    const bool sharded_optimizer = L.zero >= 1 || L.fsdp;
-    const double shards = double(L.dp) * L.cp;
     double optimizer_s = 0;
     for (int r : {0, L.pp - 1}) {
-      RankParams p = rank_params(model, L, r);
-      double params = sharded_optimizer ? p.dense / shards + p.experts / (shards / L.ep) : p.total();
+      double params = rank_params(model, L, r).held(L, L.zero >= 1 || L.fsdp);
       NamedKernel step{"optimizer", {}, false};
       step.kernel.kind = Kernel::Kind::memory;
       step.kernel.bytes_B = params * optimizer.bytes_per_param;
@@ -197,10 +191,9 @@ struct LlmIteration::Impl {
   }
 
   // Throughput, FLOP rates and memory of an assembled iteration.
-  void add_figures(LlmResult& out, const PipelineResult& with_p2p) const {
+  void add_figures(LlmResult& out) const {
     const GpuModel& gpu = topology.gpu_model(0);
     const OptimizerModel& optimizer = catalog.optimizer(options.optimizer, model.where);
-    const int chunk = model.layers / (L.pp * L.vp);
     const double iteration_s = out.iteration_s;
     out.gpus = L.gpus();
     out.nodes = topology.node_of(out.gpus - 1) + 1;
@@ -214,12 +207,8 @@ struct LlmIteration::Impl {
     out.mfu = peak_flops_per_s > 0 ? flops.model / iteration_s / out.gpus / peak_flops_per_s : 0;
     out.hfu = peak_flops_per_s > 0 ? flops.hardware / iteration_s / out.gpus / peak_flops_per_s : 0;
 
-    // Memory: the stage that holds most, its peak of chunk-forwards in flight from the schedule.
-    for (int r = 0; r < L.pp; ++r) {
-      double in_flight = double(with_p2p.peak_in_flight[static_cast<std::size_t>(r)]) * chunk;
-      LlmMemory mem = stage_memory(model, L, r, in_flight, optimizer.state_bytes_per_param);
-      if (mem.total_B() > out.memory.total_B()) out.memory = mem;
-    }
+    // Memory: the stage that holds most, its chunk-forwards in flight from the schedule's order.
+    out.memory = layout_memory(model, L, optimizer.state_bytes_per_param);
     out.memory_capacity_B = gpu.memory_B;
     out.fits = out.memory.total_B() <= gpu.memory_B;
   }
@@ -262,7 +251,7 @@ struct LlmIteration::Impl {
 
   void add_tp_ops(TraceSpec& trace, const std::string& prefix, int pp, double size_B) {
     if (L.tp == 1) return;
-    const std::string dtype = nccl_name(types.other_dtype);
+    const std::string dtype = types.other_dtype;
     for (int c = 0; c < L.cp; ++c)
       for (int d = 0; d < L.dp; ++d) {
         std::vector<int> ranks = tp_group(c, d, pp);
@@ -307,7 +296,7 @@ struct LlmIteration::Impl {
               std::vector<int> ranks;
               for (int j = 0; j < L.ep; ++j) ranks.push_back(placement.rank({i, c, block * L.ep + j, p}));
               add_collective(steady, "ep." + std::to_string(ranks.front()), "alltoall", ranks, moe.ep_B,
-                             nccl_name(types.other_dtype), "ep");
+                             types.other_dtype, "ep");
             }
   }
 
@@ -317,7 +306,7 @@ struct LlmIteration::Impl {
     gradient.description = "gradient window";
     const bool sharded = L.shards_parameters();
     const double dense = sharded ? layer_params : stage0.dense;
-    const std::string grad = types.gradient_nccl, weight = nccl_name(types.other_dtype);
+    const std::string grad = types.gradient_nccl, weight = types.other_dtype;
     const double grad_B = types.gradient_B, weight_B = dtype_size_B(types.other_dtype);
     auto add_sync = [&](const std::string& name, const std::vector<int>& ranks, double params) {
       if (ranks.size() < 2 || params <= 0) return;
@@ -473,7 +462,7 @@ LlmResult LlmIteration::run(const std::vector<Runner*>& runners) {
   out.optimizer_s = optimizer_s;
   out.iteration_s = iteration_s;
 
-  I.add_figures(out, with_p2p);
+  I.add_figures(out);
   return out;
 }
 

@@ -273,6 +273,13 @@ std::vector<int> stage_layers(const TransformerSpec& m, const LlmLayout& L, int 
 }
 }  // namespace
 
+double RankParams::held(const LlmLayout& L, bool sharded) const {
+  if (!sharded) return total();
+  // Dense parameters are replicated over dp x cp, experts over dp x cp / ep.
+  const double dense_shards = double(L.dp) * L.cp;
+  return dense / dense_shards + experts / (dense_shards / L.ep);
+}
+
 RankParams rank_params(const TransformerSpec& m, const LlmLayout& L, int stage) {
   RankParams p;
   for (int layer : stage_layers(m, L, stage)) {
@@ -332,15 +339,10 @@ LlmMemory stage_memory(const TransformerSpec& m, const LlmLayout& L, int stage, 
   const RankParams p = rank_params(m, L, stage);
   const double weight_B = dtype_size_B(types.other_dtype);
   const double master_B = dtype_size_B("fp32");
-  // Dense parameters are replicated over dp x cp, experts over dp x cp / ep.
-  const double dense_shards = double(L.dp) * L.cp, expert_shards = dense_shards / L.ep;
-  auto sharded = [&](bool shard) {
-    return shard ? p.dense / dense_shards + p.experts / expert_shards : p.total();
-  };
   LlmMemory mem;
-  mem.weights_B = sharded(L.shards_parameters()) * weight_B;
-  mem.gradients_B = sharded(L.zero >= 2 || L.fsdp) * types.gradient_B;
-  mem.optimizer_B = sharded(L.zero >= 1 || L.fsdp) * (master_B + optimizer_state_B);
+  mem.weights_B = p.held(L, L.shards_parameters()) * weight_B;
+  mem.gradients_B = p.held(L, L.zero >= 2 || L.fsdp) * types.gradient_B;
+  mem.optimizer_B = p.held(L, L.zero >= 1 || L.fsdp) * (master_B + optimizer_state_B);
   // Activations: the stage's average layer times the layers in flight; the last stage also
   // keeps its fp32 logits for the loss's backward.
   std::vector<int> layers = stage_layers(m, L, stage);

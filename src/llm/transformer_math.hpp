@@ -92,6 +92,9 @@ struct RankParams {
   double dense = 0;    ///< replicated over dp x cp (gradients reduced over them)
   double experts = 0;  ///< replicated over dp x cp / ep
   double total() const { return dense + experts; }
+  /// What one GPU holds of them: all, or (sharded) its share of dp x cp replicas (experts: of
+  /// dp x cp / ep).
+  double held(const LlmLayout& layout, bool sharded) const;
 };
 RankParams rank_params(const TransformerSpec& model, const LlmLayout& layout, int stage);
 
