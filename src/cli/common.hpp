@@ -57,5 +57,6 @@ void add_calibrate_command(CLI::App& app, Context& context);
 void add_nccl_command(CLI::App& app, Context& context);
 void add_train_command(CLI::App& app, Context& context);
 void add_plan_command(CLI::App& app, Context& context);
+void add_infer_command(CLI::App& app, Context& context);
 
 }  // namespace topsim

@@ -123,6 +123,9 @@ KernelCost kernel_cost(const GpuModel& gpu, const ComputeModel& model, const Ker
     // leave SMs idle. Tile padding: partial tiles compute their full size. Split-K: with fewer
     // tiles than SMs, k is split over more blocks as long as each slice keeps 90% of its depth
     // rate. Depth: a block's fixed prologue/epilogue costs as much as k_half elements of its loop.
+    // A 2:4 sparse block's main loop consumes k twice as fast while its prologue and epilogue
+    // take as long as a dense block's: in elements of k they cost twice k_half.
+    const double k_half = kernel.sparse ? 2 * model.k_half : model.k_half;
     const auto intensity = [](double tm, double tn) { return tm * tn / (tm + tn); };
     double shape_util = 0;
     for (double tm : {double(model.tile_m), model.tile_m / 2.0})
@@ -130,19 +133,20 @@ KernelCost kernel_cost(const GpuModel& gpu, const ComputeModel& model, const Ker
         double tiles = std::ceil(kernel.m / tm) * std::ceil(kernel.n / tn) * kernel.batch;
         double split = 1;
         if (tiles < gpu.sms)
-          split = std::max(1.0, std::min(std::floor(gpu.sms / tiles), std::floor(kernel.k / (9 * model.k_half))));
+          split = std::max(1.0, std::min(std::floor(gpu.sms / tiles), std::floor(kernel.k / (9 * k_half))));
         double blocks = tiles * split;
         double waves = std::ceil(blocks / gpu.sms);
         double wave_util = blocks / (waves * gpu.sms);
         double tile_util = tile_fill(kernel.m, tm) * tile_fill(kernel.n, tn);
         double depth = kernel.k / split;
-        double depth_util = depth / (depth + model.k_half);
+        double depth_util = depth / (depth + k_half);
         double reuse = intensity(tm, tn) / intensity(model.tile_m, model.tile_n);
         shape_util = std::max(shape_util, wave_util * tile_util * depth_util * reuse);
       }
-    double base = kernel.sparse                                          ? model.sparse_gemm_efficiency
-                  : kernel.dtype == "fp8" && model.fp8_gemm_efficiency > 0 ? model.fp8_gemm_efficiency
-                                                                           : model.gemm_efficiency;
+    double base = kernel.sparse                                            ? model.sparse_gemm_efficiency
+                  : kernel.dtype == "fp8" && model.fp8_gemm_efficiency > 0   ? model.fp8_gemm_efficiency
+                  : kernel.dtype == "int8" && model.int8_gemm_efficiency > 0 ? model.int8_gemm_efficiency
+                                                                             : model.gemm_efficiency;
     if (kernel.kind == Kernel::Kind::conv) base *= model.conv_efficiency;
     cost.efficiency = base * shape_util;
     cost.flops = 2 * kernel.m * kernel.n * kernel.k * kernel.batch;

@@ -55,6 +55,41 @@ std::map<std::string, MathRate> read_math(ObjectReader& r, SourcedParameters& pa
   return rates;
 }
 
+/// "mig": {"memory_slices": 8, "profiles": {"1g.5gb": {"sms", "memory", "memory_slices", "instances"}}}:
+/// each profile must fit the GPU (its SMs, memory and slices no more than the whole GPU's).
+void read_mig(ObjectReader& r, GpuModel& m, SourcedParameters& params) {
+  const Json* mig = r.optional("mig");
+  if (mig == nullptr) return;
+  SourceRef mig_at = r.at("mig");
+  ObjectReader g(*mig, mig_at);
+  params.add("mig");
+  m.mig_memory_slices = g.integer("memory_slices", 1, 64);
+  const Json& profiles = g.required("profiles");
+  SourceRef profiles_at = g.at("profiles");
+  expect_object(profiles, profiles_at);
+  if (profiles.empty()) fail(profiles_at, "at least one profile is needed, e.g. \"1g.5gb\"");
+  for (const auto& item : profiles.items()) {
+    SourceRef at = profiles_at.at(item.key());
+    ObjectReader p(item.value(), at);
+    MigProfile profile;
+    profile.name = item.key();
+    profile.sms = p.integer("sms", 1, m.sms);
+    profile.memory_B = p.quantity("memory", Quantity::size);
+    if (profile.memory_B > m.memory_B * (1 + 1e-9))
+      fail(at.at("memory"), "a MIG instance cannot hold more memory than the whole GPU (" +
+                                fixed(m.memory_B / 1e9, 1) + " GB)");
+    profile.memory_slices = p.integer("memory_slices", 1, m.mig_memory_slices);
+    profile.instances = p.integer("instances", 1, m.mig_memory_slices);
+    p.finish();
+    m.mig_profiles.push_back(profile);
+  }
+  // Smallest first, as the guide lists them.
+  std::stable_sort(m.mig_profiles.begin(), m.mig_profiles.end(), [](const MigProfile& a, const MigProfile& b) {
+    return a.sms != b.sms ? a.sms < b.sms : a.memory_B < b.memory_B;
+  });
+  g.finish();
+}
+
 GpuModel read_gpu(const std::string& name, const Json& value, const SourceRef& where) {
   return read_model<GpuModel>(name, value, where, [](ObjectReader& r, GpuModel& m, SourcedParameters& params) {
     m.architecture = r.string("architecture");
@@ -89,6 +124,8 @@ GpuModel read_gpu(const std::string& name, const Json& value, const SourceRef& w
       m.copy.bidirectional_Bps = params.optional_quantity(copy, "bidirectional_bandwidth", Quantity::bandwidth);
       copy.finish();
     }
+    if (auto tdp = params.optional_quantity(r, "tdp", Quantity::power)) m.tdp_W = *tdp;
+    read_mig(r, m, params);
   });
 }
 
@@ -243,6 +280,8 @@ void add_catalog_text(Catalog& catalog, const std::string& text, const std::stri
   read_section(catalog, file, "compute_models", read_compute);
   read_section(catalog, file, "networks", read_network);
   read_section(catalog, file, "training_frameworks", read_framework);
+  read_section(catalog, file, "inference_frameworks", read_inference_framework);
+  read_section(catalog, file, "latency_bounds", read_latency_bound);
   read_section(catalog, file, "optimizers", read_optimizer);
   read_section(catalog, file, "transformers", read_transformer);
   file.finish();

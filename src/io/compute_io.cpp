@@ -21,6 +21,11 @@ ComputeModel read_compute(const std::string& name, const Json& value, const Sour
       m.fp8_gemm_efficiency = *fp8;
       params.add("fp8_gemm_efficiency");
     }
+    // Absent: int8 GEMMs (inference engines) reach gemm_efficiency of the int8 peak.
+    if (auto int8 = r.optional_number("int8_gemm_efficiency", 0, 1, true)) {
+      m.int8_gemm_efficiency = *int8;
+      params.add("int8_gemm_efficiency");
+    }
     // Absent: the architecture has no fused (flash) attention model; LLM workloads refuse it.
     if (auto attention = r.optional_number("attention_efficiency", 0, 1, true)) {
       m.attention_efficiency = *attention;

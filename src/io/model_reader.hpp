@@ -123,6 +123,8 @@ TransformerSpec read_transformer(const std::string& name, const Json& value, con
 /// snake_case names; absent ones keep LlmLayout's defaults.
 LlmLayout read_llm_layout(const Json& value, const SourceRef& where, const LlmLayout& base = {});
 FrameworkModel read_framework(const std::string& name, const Json& value, const SourceRef& where);
+InferenceFrameworkModel read_inference_framework(const std::string& name, const Json& value, const SourceRef& where);
+LatencyBound read_latency_bound(const std::string& name, const Json& value, const SourceRef& where);
 OptimizerModel read_optimizer(const std::string& name, const Json& value, const SourceRef& where);
 NcclVersion read_nccl_version(const std::string& name, const Json& value, const SourceRef& where);
 

@@ -23,7 +23,7 @@ std::string keys_of(Layer::Kind kind) {
     case Layer::Kind::conv: return "name, kind, gemm, params, prunable";
     case Layer::Kind::linear: return "name, kind, gemm, params, prunable, tied, tp";
     case Layer::Kind::matmul: return "name, kind, gemm, batch, tp";
-    case Layer::Kind::elementwise: return "name, kind, elements, accesses, params, tp";
+    case Layer::Kind::elementwise: return "name, kind, elements, accesses, pointwise, params, tp";
     case Layer::Kind::embedding: return "name, kind, elements, params";
   }
   return "";
@@ -133,8 +133,10 @@ Layer read_layer(const Json& value, const SourceRef& where,
   if (kind == Layer::Kind::elementwise) {
     require(r, "accesses", kind);
     layer.accesses = positive(r, "accesses", "tensor-sized reads plus writes of the forward pass");
+    if (r.optional("pointwise") != nullptr) layer.pointwise = r.boolean("pointwise");
   } else {
     forbid(r, "accesses", kind);
+    forbid(r, "pointwise", kind);
   }
 
   if (weighted) {

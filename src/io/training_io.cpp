@@ -26,6 +26,27 @@ FrameworkModel read_framework(const std::string& name, const Json& value, const 
   });
 }
 
+InferenceFrameworkModel read_inference_framework(const std::string& name, const Json& value, const SourceRef& where) {
+  return read_model<InferenceFrameworkModel>(
+      name, value, where, [](ObjectReader& r, InferenceFrameworkModel& m, SourcedParameters& params) {
+        m.fuses_epilogues = r.boolean("fuses_epilogues");
+        params.add("fuses_epilogues");
+        m.fused_attention = r.boolean("fused_attention");
+        params.add("fused_attention");
+        m.dispatch_s = params.quantity(r, "dispatch", Quantity::time);
+        m.sparse_transposes = r.number("sparse_transposes", 0, 16, false);
+        params.add("sparse_transposes");
+      });
+}
+
+LatencyBound read_latency_bound(const std::string& name, const Json& value, const SourceRef& where) {
+  return read_model<LatencyBound>(name, value, where, [](ObjectReader& r, LatencyBound& m, SourcedParameters& params) {
+    m.model = r.string("model");  // a name, not a number: needs no source
+    m.server_s = params.quantity(r, "server", Quantity::time);
+    if (!(m.server_s > 0)) fail(r.at("server"), "a latency bound must be positive");
+  });
+}
+
 OptimizerModel read_optimizer(const std::string& name, const Json& value, const SourceRef& where) {
   return read_model<OptimizerModel>(name, value, where, [](ObjectReader& r, OptimizerModel& m, SourcedParameters& params) {
     m.bytes_per_param = r.number("bytes_per_param", 0, 1024, true);

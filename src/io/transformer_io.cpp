@@ -76,6 +76,7 @@ void read_body(ObjectReader& r, TransformerSpec& m) {
   m.vocab = r.integer("vocab", 1, kMaxDimension);
   m.seq_len = r.integer("seq_len", 1, kMaxDimension);
   if (r.has("tied_embeddings")) m.tied_embeddings = r.boolean("tied_embeddings");
+  if (r.has("encoder")) m.encoder = r.boolean("encoder");
   if (const Json* moe = r.optional("moe")) m.moe = read_moe(*moe, r.at("moe"), m.layers);
   m.source = r.string("source");
   if (m.source.empty()) fail(r.at("source"), "every model cites where its shape comes from");

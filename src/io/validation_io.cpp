@@ -53,6 +53,35 @@ void read_kernel_keys(ObjectReader& r, ValidationRow& row) {
   row.sparse = sparsity == "2:4";
 }
 
+// Metrics as the sources print them: time_ms of one batch (TensorRT demo, PyTorch tutorial),
+// throughput in samples/s (MLPerf Offline, Server), latency_ms of one sample (MLPerf
+// SingleStream's 90th percentile), speedup of the 2:4 sparse model over the dense one.
+void read_inference_keys(ObjectReader& r, ValidationRow& row) {
+  one_of(r, "metric", row.metric, {"time_ms", "throughput", "latency_ms", "speedup"});
+  row.model = r.string("model");
+  row.gpu = r.string("gpu");
+  if (auto mig = r.optional_string("mig")) row.mig = *mig;
+  row.count = r.optional_integer("count", 1, 1 << 20).value_or(1);
+  row.batch = r.optional_integer("batch", 1, 1 << 20).value_or(0);
+  row.seq = r.optional_integer("seq", 1, 1 << 20).value_or(0);
+  row.precision = r.string("precision");
+  one_of(r, "precision", row.precision, {"fp32", "tf32", "fp16", "bf16", "fp8", "int8"});
+  if (auto sparsity = r.optional_string("sparsity")) {
+    one_of(r, "sparsity", *sparsity, {"dense", "2:4"});
+    row.sparse = *sparsity == "2:4";
+  }
+  if (row.metric == "speedup" && !row.sparse) fail(r.at("metric"), "a speedup row compares a 2:4 sparse model with its dense twin: give \"sparsity\": \"2:4\"");
+  row.framework = r.string("framework");
+  if (auto serving = r.optional_string("scenario")) {
+    row.serving = *serving;
+    one_of(r, "scenario", row.serving, {"offline", "server", "single-stream"});
+  }
+  const bool per_batch = row.metric == "time_ms" || row.metric == "speedup";
+  if (per_batch && row.batch <= 0) fail(r.at("metric"), row.metric + " is a batch's time: the row needs \"batch\"");
+  if (row.metric == "throughput" && row.serving.empty()) fail(r.at("metric"), "throughput needs a \"scenario\": offline or server");
+  if (row.metric == "latency_ms" && row.serving != "single-stream") fail(r.at("metric"), "latency_ms is MLPerf SingleStream's: give \"scenario\": \"single-stream\"");
+}
+
 void read_role(ObjectReader& r, ValidationRow& row) {
   row.role = r.string("role");
   one_of(r, "role", row.role, {"calibration", "check", "repeat", "informational", "pending"});
@@ -110,8 +139,10 @@ ValidationRow read_row(const Json& value, const SourceRef& where, const std::map
   } else if (row.kind == "kernel") {
     one_of(r, "metric", row.metric, {"time_us"});
     read_kernel_keys(r, row);
+  } else if (row.kind == "inference") {
+    read_inference_keys(r, row);
   } else {
-    one_of(r, "kind", row.kind, {"p2p", "coll", "training", "llm", "kernel"});
+    one_of(r, "kind", row.kind, {"p2p", "coll", "training", "llm", "kernel", "inference"});
     row.topology = r.string("topology");
     row.size_B = r.quantity("size", Quantity::size);
     row.peer_access = r.boolean("peer_access");

@@ -110,11 +110,21 @@ void Catalog::add(ComputeModel model) {
 
 void Catalog::add(Network network) { insert(networks_, std::move(network)); }
 void Catalog::add(FrameworkModel model) { insert(frameworks_, std::move(model)); }
+void Catalog::add(InferenceFrameworkModel model) { insert(inference_frameworks_, std::move(model)); }
+void Catalog::add(LatencyBound bound) { insert(latency_bounds_, std::move(bound)); }
+const LatencyBound* Catalog::latency_bound(const std::string& model) const {
+  for (const auto& entry : latency_bounds_)
+    if (entry.second.model == model) return &entry.second;
+  return nullptr;
+}
 void Catalog::add(OptimizerModel model) { insert(optimizers_, std::move(model)); }
 void Catalog::add(TransformerSpec model) { insert(transformers_, std::move(model)); }
 
 const FrameworkModel& Catalog::framework(const std::string& name, const SourceRef& where) const {
   return find(frameworks_, name, where, "training framework");
+}
+const InferenceFrameworkModel& Catalog::inference_framework(const std::string& name, const SourceRef& where) const {
+  return find(inference_frameworks_, name, where, "inference framework");
 }
 
 const OptimizerModel& Catalog::optimizer(const std::string& name, const SourceRef& where) const {
@@ -197,6 +207,11 @@ void Catalog::check_references() const {
     expect_kind(*this, nic.port_model, LinkKind::network, nic.where.at("port_model"));
     expect_kind(*this, nic.pcie_model, LinkKind::pcie, nic.where.at("pcie"));
   }
+  for (const auto& [name, bound] : latency_bounds_)
+    if (!networks_.count(bound.model) && !transformers_.count(bound.model))
+      throw InputError(bound.where.file, bound.where.at("model").pointer,
+                       "latency bound for unknown model '" + bound.model +
+                           "' (a network of models/networks.json or a transformer of models/transformers.json)");
 }
 
 }  // namespace topsim

@@ -43,6 +43,16 @@ struct CopyModel {
   std::optional<double> bidirectional_Bps;  ///< copy-engine traffic in + out of this GPU together
 };
 
+/// One MIG GPU-instance profile as NVIDIA's MIG User Guide tabulates it: its SMs, its memory
+/// and its share of the memory slices (which carry the HBM bandwidth and L2 with them).
+struct MigProfile {
+  std::string name;       ///< "1g.5gb"
+  int sms = 0;            ///< SMs of one instance (its math rate is this share of the GPU's)
+  double memory_B = 0;    ///< memory one instance may allocate
+  int memory_slices = 0;  ///< of GpuModel::mig_memory_slices: its share of HBM bandwidth and L2
+  int instances = 0;      ///< most instances of this profile on one GPU
+};
+
 struct GpuModel {
   std::string name;
   std::string description;
@@ -56,6 +66,9 @@ struct GpuModel {
   int sms = 0;                  ///< streaming multiprocessors (thread blocks of one wave)
   std::map<std::string, MathRate> math;  ///< by dtype key, e.g. "fp16_tensor"
   CopyModel copy;
+  double tdp_W = 0;             ///< board power limit (datasheet "max TDP"); 0 when not stated
+  int mig_memory_slices = 0;    ///< memory slices MIG divides the GPU into; 0: no MIG
+  std::vector<MigProfile> mig_profiles;  ///< in the guide's order; empty: no MIG
   Sources sources;
   SourceRef where;
 };
@@ -134,6 +147,7 @@ struct ComputeModel {
   double gemm_efficiency = 1;         ///< large well-shaped dense GEMM: fraction of peak dense math
   double sparse_gemm_efficiency = 0;  ///< large 2:4 sparse GEMM: fraction of peak sparse math (0: none)
   double fp8_gemm_efficiency = 0;     ///< large fp8 GEMM: fraction of the fp8 peak (0: gemm_efficiency)
+  double int8_gemm_efficiency = 0;    ///< large int8 GEMM: fraction of the int8 peak (0: gemm_efficiency)
   double attention_efficiency = 0;    ///< fused (flash) attention: fraction of peak dense math (0: not modelled)
   double conv_efficiency = 1;         ///< implicit-GEMM convolution relative to a GEMM of its shape
   int tile_m = 128;                   ///< output rows of one thread block (wave and tile quantisation)
@@ -141,6 +155,38 @@ struct ComputeModel {
   double k_half = 0;                  ///< GEMM depth at which a block's main loop reaches half its rate
   double memory_efficiency = 1;       ///< streaming kernels: fraction of HBM peak
   double launch_s = 0;                ///< least time of one kernel (launch, ramp up and down)
+  Sources sources;
+  SourceRef where;
+};
+
+/// How an inference runtime turns a model into kernels (models/frameworks.json
+/// "inference_frameworks"): an engine builder fuses, eager PyTorch launches every op.
+struct InferenceFrameworkModel {
+  std::string name;
+  std::string description;
+  /// Bias, activation, batch norm and residual adds run in the epilogue of the GEMM or
+  /// convolution before them (TensorRT); false: each is a kernel of its own (eager).
+  bool fuses_epilogues = false;
+  /// Attention as one kernel per layer (TensorRT's fused multi-head attention); false: scores
+  /// GEMM, scale, mask, softmax and context GEMM, each a kernel.
+  bool fused_attention = false;
+  /// Host time to issue one kernel: kernels shorter than it leave the GPU waiting (eager PyTorch
+  /// dispatch), seconds.
+  double dispatch_s = 0;
+  /// Passes (one read and one write) over a 2:4 sparse GEMM's activations beyond the GEMM:
+  /// PyTorch's semi-structured linear computes (W x^T)^T, so it transposes its input and output.
+  double sparse_transposes = 0;
+  Sources sources;
+  SourceRef where;
+};
+
+/// A published bound on one query's latency under a serving load (MLPerf Inference's Server
+/// scenario), for one model (models/frameworks.json "latency_bounds").
+struct LatencyBound {
+  std::string name;
+  std::string description;
+  std::string model;      ///< the network or transformer it applies to
+  double server_s = 0;    ///< the percentile latency a Server run must stay within
   Sources sources;
   SourceRef where;
 };
@@ -188,6 +234,8 @@ class Catalog {
   void add(ComputeModel model);
   void add(Network network);
   void add(FrameworkModel model);
+  void add(InferenceFrameworkModel model);
+  void add(LatencyBound bound);
   void add(OptimizerModel model);
   void add(TransformerSpec model);
 
@@ -208,6 +256,9 @@ class Catalog {
   const ComputeModel& compute(const std::string& architecture, const SourceRef& where) const;
   const Network& network(const std::string& name, const SourceRef& where) const;
   const FrameworkModel& framework(const std::string& name, const SourceRef& where) const;
+  const InferenceFrameworkModel& inference_framework(const std::string& name, const SourceRef& where) const;
+  /// The Server latency bound published for `model`, or nullptr.
+  const LatencyBound* latency_bound(const std::string& model) const;
   const OptimizerModel& optimizer(const std::string& name, const SourceRef& where) const;
   const TransformerSpec& transformer(const std::string& name, const SourceRef& where) const;
 
@@ -241,6 +292,8 @@ class Catalog {
   std::map<std::string, ComputeModel> compute_;  ///< by architecture, like nccl_
   std::map<std::string, Network> networks_;
   std::map<std::string, FrameworkModel> frameworks_;
+  std::map<std::string, InferenceFrameworkModel> inference_frameworks_;
+  std::map<std::string, LatencyBound> latency_bounds_;
   std::map<std::string, OptimizerModel> optimizers_;
   std::map<std::string, TransformerSpec> transformers_;
   std::map<std::string, SourceRef> names_;  ///< one namespace for all models, so a name is unambiguous

@@ -33,6 +33,9 @@ struct TransformerSpec {
   int vocab = 0;
   int seq_len = 0;               ///< the training sequence the model was published with
   bool tied_embeddings = false;  ///< the LM head reuses the input embedding's weights
+  /// Bidirectional encoder (BERT): inference is one forward pass over the whole sequence, ending
+  /// in a small task head instead of an LM head; no generation.
+  bool encoder = false;
   std::optional<MoeSpec> moe;
   std::string source;            ///< where the shape comes from
   SourceRef where;

@@ -27,6 +27,9 @@ struct Layer {
   double elements = 0;    ///< elementwise, embedding: output elements of one sample
   double accesses = 0;    ///< elementwise: tensor-sized reads plus writes of the forward pass
   bool prunable = false;  ///< conv, linear: 2:4 structured sparsity may apply to its weights
+  /// elementwise: each output element depends only on the inputs at its position, so an
+  /// inference engine can run it in the epilogue of the GEMM before it; false for pooling.
+  bool pointwise = true;
   /// Megatron-LM tensor parallelism over tp ranks: a column-parallel linear computes n / tp of
   /// its outputs, a row-parallel one k / tp of its inputs and all-reduces its output; a split
   /// layer (attention heads, the activation between the two FFN GEMMs) does 1 / tp of its work.

@@ -11,6 +11,7 @@ std::string quantity_of(const ValidationRow& row, int servers) {
   if (row.kind == "training") return "training";
   if (row.kind == "kernel") return "kernel";
   if (row.kind == "llm") return "llm";
+  if (row.kind == "inference") return !row.mig.empty() ? "mig" : row.sparse || row.metric == "speedup" ? "sparsity" : "inference";
   if (servers > 1 || row.scale.nodes > 1) return "multinode";
   return row.size_B >= kLargeMessage_B ? "busbw>=64MiB" : "time<64MiB";
 }

@@ -12,7 +12,7 @@ namespace topsim {
 
 struct ValidationRow {
   std::string id;
-  std::string kind;                ///< "p2p" (p2pBandwidthLatencyTest), "coll" (nccl-tests), "training", "llm" or "kernel"
+  std::string kind;                ///< "p2p" (p2pBandwidthLatencyTest), "coll" (nccl-tests), "training", "llm", "kernel" or "inference"
   std::string topology;            ///< bundled name or path
   std::string metric;              ///< p2p: uni_GBps, bi_GBps, latency_us; coll: busbw_GBps, time_us; kernel: time_us
   double size_B = 0;
@@ -42,6 +42,13 @@ struct ValidationRow {
   std::string gpu;                 ///< GPU model name
   double gemm_m = 0, gemm_n = 0, gemm_k = 0;
   bool sparse = false;             ///< 2:4 structured sparse weights
+  // inference: a model served on `count` copies of GPU `gpu` (or MIG instances of it)
+  std::string mig;                 ///< MIG profile, "" for the whole GPU
+  double batch = 0;                ///< 0: the scenario picks the batch
+  int seq = 0;                     ///< tokens per sequence (transformers)
+  std::string precision;           ///< fp32, tf32, fp16, bf16, fp8, int8
+  std::string framework;           ///< tensorrt, pytorch
+  std::string serving;             ///< offline, server, single-stream ("" = one batch's latency)
 
   double measured_low = 0;         ///< a single figure has low == high
   double measured_high = 0;
@@ -65,7 +72,8 @@ struct ValidationRow {
 
 /// What a row measures, for the accuracy summary: "busbw>=64MiB" (one server), "time<64MiB"
 /// (one server, any metric below 64 MiB), "multinode" (collectives across servers), "p2p",
-/// "training" (throughput and speedup), "llm" (transformer training under a layout), "kernel". `servers`: how many servers the row's GPUs
+/// "training" (throughput and speedup), "llm" (transformer training under a layout), "kernel",
+/// "inference" (serving a whole GPU), "mig" (serving MIG instances), "sparsity" (2:4 sparse serving). `servers`: how many servers the row's GPUs
 /// span (known once its topology is built; pending rows pass 1).
 std::string quantity_of(const ValidationRow& row, int servers);
 

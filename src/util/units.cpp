@@ -33,11 +33,13 @@ const UnitTable& units_of(Quantity kind) {
                                       {"GFLOPS", 1e9},  {"TFLOPS", 1e12},  {"PFLOPS", 1e15},
                                       {"FLOP/s", 1.0},  {"kFLOP/s", 1e3},  {"MFLOP/s", 1e6},
                                       {"GFLOP/s", 1e9}, {"TFLOP/s", 1e12}, {"PFLOP/s", 1e15}};
+  static const UnitTable power = {{"W", 1.0}, {"kW", 1e3}};
   switch (kind) {
     case Quantity::bandwidth: return bandwidth;
     case Quantity::time: return time;
     case Quantity::size: return size;
     case Quantity::flop_rate: return flop_rate;
+    case Quantity::power: return power;
   }
   return size;
 }
@@ -48,6 +50,7 @@ const char* name_of(Quantity kind) {
     case Quantity::time: return "time";
     case Quantity::size: return "size";
     case Quantity::flop_rate: return "FLOP rate";
+    case Quantity::power: return "power";
   }
   return "quantity";
 }
@@ -58,6 +61,7 @@ const char* example_of(Quantity kind) {
     case Quantity::time: return "1.9us";
     case Quantity::size: return "80GiB";
     case Quantity::flop_rate: return "312TFLOPS";
+    case Quantity::power: return "400W";
   }
   return "";
 }

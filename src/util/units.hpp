@@ -6,13 +6,13 @@
 
 namespace topsim {
 
-enum class Quantity { bandwidth, time, size, flop_rate };
+enum class Quantity { bandwidth, time, size, flop_rate, power };
 
 /// Parses "<number><unit>" (spaces allowed between them) into SI units.
 /// bandwidth: Bps kBps KBps MBps GBps TBps KiBps MiBps GiBps TiBps bps kbps Kbps Mbps Gbps Tbps
 ///            (also written "GB/s", "Gb/s"); decimal prefixes are powers of 1000, binary of 1024.
 /// time: s ms us ns ps.  size: B kB KB MB GB TB KiB MiB GiB TiB.
-/// flop_rate: FLOPS kFLOPS MFLOPS GFLOPS TFLOPS PFLOPS (also "TFLOP/s").
+/// flop_rate: FLOPS kFLOPS MFLOPS GFLOPS TFLOPS PFLOPS (also "TFLOP/s").  power: W kW.
 /// Throws ParseError with the valid units (and the closest one) when the text is not understood.
 /// Rates and sizes must be > 0, times >= 0.
 double parse_quantity(std::string_view text, Quantity kind);

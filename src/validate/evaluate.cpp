@@ -4,9 +4,11 @@
 #include "collectives/communicator.hpp"
 #include "compute/kernel.hpp"
 #include "engine/simulator.hpp"
+#include "infer/inference.hpp"
 #include "llm/iteration.hpp"
 #include "p2p/p2p.hpp"
 #include "util/error.hpp"
+#include "util/text.hpp"
 #include "validate/validation.hpp"
 #include "workload/scenario.hpp"
 
@@ -73,6 +75,34 @@ double kernel_time_us(const ValidationRow& row, const Catalog& catalog, std::set
   std::string why = kernel_unavailable(gpu, kernel);
   if (!why.empty()) throw InputError(row.where.file, row.where.pointer, why);
   return kernel_cost(gpu, model, kernel).time_s * 1e6;
+}
+
+// One inference row: its model served on its GPU (or MIG instance), no fabric (rows serve on
+// one GPU or on data-parallel copies). The metric as its source prints it.
+double inference_prediction(const ValidationRow& row, const Catalog& catalog, ValidationResult& result) {
+  const GpuModel& gpu = catalog.gpu(row.gpu, row.where.at("gpu"));
+  InferenceRequest request;
+  request.model = row.model;
+  request.framework = row.framework;
+  request.shape.precision = row.precision;
+  request.shape.sparse = row.sparse;
+  request.shape.batch = row.batch;
+  request.shape.seq = row.seq;
+  request.gpus = row.count;
+  request.scenario = row.serving.empty() ? ServingScenario::offline : parse_serving_scenario(row.serving);
+  result.things = {"gpus:" + gpu.name, "compute:" + gpu.architecture, "frameworks:" + row.framework};
+  try {
+    if (!row.mig.empty()) request.mig = parse_mig(row.mig);
+    InferenceResult served = serve(catalog, gpu, request, {});
+    result.detail = "batch " + fixed(served.batch, 0) + ", " + served.bound;
+    if (row.metric == "throughput") return served.throughput;
+    if (row.metric != "speedup") return served.latency_s * 1e3;  // time_ms, latency_ms
+    request.shape.sparse = false;
+    const InferenceResult dense = serve(catalog, gpu, request, {});
+    return dense.latency_s / served.latency_s;
+  } catch (const std::invalid_argument& e) {
+    throw InputError(row.where.file, row.where.pointer, e.what());
+  }
 }
 
 // The models a training scenario's point uses: its variant's topology at the point's server
@@ -212,6 +242,13 @@ std::vector<ValidationResult> evaluate(const std::vector<ValidationRow>& rows, c
       if (inputs.catalog == nullptr) throw std::logic_error("evaluate: kernel rows need a catalog");
       result.predicted = kernel_time_us(row, *inputs.catalog, result.things);
       result.detail = row.sparse ? "2:4" : "dense";
+      result.error = (result.predicted - row.measured()) / row.measured();
+      results.push_back(result);
+      continue;
+    }
+    if (row.kind == "inference") {
+      if (inputs.catalog == nullptr) throw std::logic_error("evaluate: inference rows need a catalog");
+      result.predicted = inference_prediction(row, *inputs.catalog, result);
       result.error = (result.predicted - row.measured()) / row.measured();
       results.push_back(result);
       continue;

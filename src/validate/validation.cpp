@@ -14,7 +14,8 @@ constexpr double kErrorFloor = 1e-4;
 }  // namespace
 
 const std::vector<std::string>& quantity_order() {
-  static const std::vector<std::string> order = {"busbw>=64MiB", "time<64MiB", "multinode", "p2p", "training", "llm", "kernel"};
+  static const std::vector<std::string> order = {"busbw>=64MiB", "time<64MiB", "multinode", "p2p", "training", "llm", "kernel",
+                                                   "inference", "mig", "sparsity"};
   return order;
 }
 
