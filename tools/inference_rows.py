@@ -27,7 +27,14 @@ OUTPUT = ROOT / "scenarios" / "validation" / "inference.json"
 
 # Row id -> id of the fitted constant the row pins. A listed row gets role "calibration" and
 # "pins"; every other row that topsim can express is a check. Empty until the predictor is fitted.
-CALIBRATION = {}
+CALIBRATION = {
+    # The largest GEMMs of the demo (BERT-large, sequence 128, batch 128, INT8): math-bound.
+    "inference/trt-demobert-8.5.1-a100-bert_large-s128-b128/int8": "compute:ampere.int8_gemm_efficiency",
+    # The smallest engine of the demo (BERT-base, sequence 128, batch 1, INT8): every kernel at its floor.
+    "inference/trt-demobert-8.5.1-a100-bert_base-s128-b1/int8": "compute:ampere.launch",
+    # Eager BERT-base at batch 4: host-bound, one dispatch per operator.
+    "sparsity/pt-tutorial-bert-base-squad-eager-bs4/dense": "frameworks:pytorch.dispatch",
+}
 
 # Relative uncertainty of one published figure: MLPerf, demoBERT and the tutorial print single
 # runs, so the 5% of kernel.json's single-run rows applies.
