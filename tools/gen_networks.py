@@ -94,8 +94,10 @@ class Network:
             layer["tp"] = tp
         self._add(layer)
 
-    def elementwise(self, name, elements, accesses, params=0, tp=None):
+    def elementwise(self, name, elements, accesses, params=0, tp=None, pointwise=True):
         layer = {"name": name, "kind": "elementwise", "elements": elements, "accesses": accesses}
+        if not pointwise:
+            layer["pointwise"] = False  # pooling reads a window: no engine fuses it into a GEMM epilogue
         if params:
             layer["params"] = params
         if tp:
@@ -146,7 +148,7 @@ def resnet(name, blocks):
     net.batch_norm("bn1", 64, size)
     net.activation("relu", 64 * size * size)
     size = (size + 2 * 1 - 3) // 2 + 1  # max pool 3x3, stride 2, padding 1: 56
-    net.elementwise("maxpool", 64 * size * size, 5)
+    net.elementwise("maxpool", 64 * size * size, 5, pointwise=False)
     cin = 64
     for stage, (count, width, stride) in enumerate(zip(blocks, (64, 128, 256, 512), (1, 2, 2, 2)), start=1):
         cout = 4 * width
@@ -167,7 +169,7 @@ def resnet(name, blocks):
             net.add(f"{p}.add", cout * out * out)
             net.activation(f"{p}.relu3", cout * out * out)
             cin, size = cout, out
-    net.elementwise("avgpool", cin, size * size + 1)  # global average pool over 7x7
+    net.elementwise("avgpool", cin, size * size + 1, pointwise=False)  # global average pool over 7x7
     net.linear("fc", 1, cin, 1000, head=True)
     net.loss("loss", 1000)
     return net
@@ -182,14 +184,14 @@ def vgg16():
     for v in config:
         if v == "M":
             size //= 2  # max pool 2x2, stride 2: reads the input (4x the output) and writes
-            net.elementwise(f"features.{index}", cin * size * size, 5)
+            net.elementwise(f"features.{index}", cin * size * size, 5, pointwise=False)
             index += 1
         else:
             size = net.conv(f"features.{index}", cin, v, 3, 1, 1, size, bias=True)
             net.activation(f"features.{index + 1}", v * size * size)
             cin, index = v, index + 2
     # AdaptiveAvgPool2d((7, 7)) on a 7x7 map: each output reads one input element, then writes.
-    net.elementwise("avgpool", cin * 7 * 7, 2)
+    net.elementwise("avgpool", cin * 7 * 7, 2, pointwise=False)
     net.linear("classifier.0", 1, cin * 7 * 7, 4096)
     net.activation("classifier.1", 4096)
     net.dropout("classifier.2", 4096)

@@ -6,6 +6,7 @@
 
 #include "cli/common.hpp"
 #include "compute/kernel.hpp"
+#include "compute/mig.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
 
@@ -25,6 +26,7 @@ struct ComputeArgs {
   std::string sparsity = "dense";
   int batch = 1;
   bool conv = false;
+  std::string mig;
   std::string format;
 };
 
@@ -116,6 +118,7 @@ void add_compute_command(CLI::App& app, Context& context) {
                     ->default_val(1);
   auto* conv = compute->add_flag("--conv", args->conv, "The GEMM is a convolution (implicit GEMM of that shape)");
   for (CLI::Option* option : {gemm, dtype, sparsity, batch, conv}) option->excludes(bytes);
+  compute->add_option("--mig", args->mig, "Run on one MIG instance of the GPU, e.g. 1g.10gb");
   add_format_option(*compute, args->format);
   compute->callback([args, &context]() {
     Format format = parse_format(args->format);
@@ -126,6 +129,17 @@ void add_compute_command(CLI::App& app, Context& context) {
       found = &catalog.gpu(args->gpu, {});
     } catch (const InputError& e) {
       throw UsageError("--gpu: " + e.message());
+    }
+    GpuModel instance;
+    if (!args->mig.empty()) {
+      try {
+        MigRequest request = parse_mig(args->mig);
+        if (request.instances != 1) throw UsageError("--mig " + args->mig + ": compute runs one kernel on one instance");
+        instance = mig_instance(*found, request);
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(e.what());
+      }
+      found = &instance;
     }
     const GpuModel& gpu = *found;
     const ComputeModel& model = catalog.compute(gpu.architecture, gpu.where);

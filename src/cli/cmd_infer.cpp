@@ -114,7 +114,7 @@ Table result_table(const std::vector<InferenceResult>& results, const InferArgs&
     for (const char* name : {"math_ms", "memory_ms", "launch_ms", "comm_ms"}) columns.push_back({name, 6});
   Table table(columns);
   for (const InferenceResult& r : results) {
-    std::vector<Cell> row = {args.model, r.gpu, args.precision, args.sparsity, r.batch,
+    std::vector<Cell> row = {args.model, r.gpu, args.precision, args.sparsity, static_cast<long long>(r.batch),
                              args.seq > 0 ? Cell(static_cast<long long>(args.seq)) : Cell(std::string("-")),
                              r.throughput, r.unit, r.latency_s / kMs, r.memory_B / kGiB,
                              r.fits, r.bound,

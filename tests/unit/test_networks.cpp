@@ -151,10 +151,10 @@ TEST_CASE("networks: reader errors name the file, the place and what is valid") 
   CHECK(network_error("gemm", tiny_replacing(R"("elements": 64, "accesses": 3)",
                                              R"("gemm": [1, 2, 3], "elements": 64, "accesses": 3)")) ==
         "DIR/networks.json:/networks/tiny/layers/1/gemm: 'gemm' does not apply to an elementwise layer (its keys: "
-        "name, kind, elements, accesses, params, tp)");
+        "name, kind, elements, accesses, pointwise, params, tp)");
   CHECK(network_error("elements", tiny_replacing(R"("elements": 64, "accesses": 3)", R"("accesses": 3)")) ==
         "DIR/networks.json:/networks/tiny/layers/1: missing required key 'elements' (an elementwise layer takes: "
-        "name, kind, elements, accesses, params, tp)");
+        "name, kind, elements, accesses, pointwise, params, tp)");
   CHECK(network_error("duplicate", tiny_replacing(R"("name": "scores")", R"("name": "qkv")")) ==
         "DIR/networks.json:/networks/tiny/layers/3/name: duplicate layer name 'qkv' (first used at "
         "/networks/tiny/layers/2); layer names are unique within a network");
@@ -175,7 +175,7 @@ TEST_CASE("networks: weights, ties and empty networks are checked") {
         "names the embedding whose table is this layer's weight");
   CHECK(network_error("prunable", tiny_replacing(R"("accesses": 3,)", R"("accesses": 3, "prunable": false,)")) ==
         "DIR/networks.json:/networks/tiny/layers/1/prunable: 'prunable' does not apply to an elementwise layer (its "
-        "keys: name, kind, elements, accesses, params, tp)");
+        "keys: name, kind, elements, accesses, pointwise, params, tp)");
   CHECK(network_error("gemm-shape", tiny_replacing("[4, 48, 16]", "[4, 0, 16]")) ==
         "DIR/networks.json:/networks/tiny/layers/2/gemm/1: GEMM n must be a positive number, got the number 0");
   std::string empty = kTiny;
