@@ -3,8 +3,10 @@
 #include <map>
 #include <memory>
 
+#include "cli/price_options.hpp"
 #include "cli/workload_common.hpp"
 #include "io/io.hpp"
+#include "study/buying.hpp"
 #include "study/scenarios.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
@@ -18,6 +20,7 @@ struct CompareArgs {
   std::string format;
   std::string topologies, gpus_models, nics, nics_per_node;
   std::string gpus, nodes;
+  PriceArgs prices;
 };
 
 std::vector<std::string> names_option(const std::string& text) {
@@ -26,6 +29,49 @@ std::vector<std::string> names_option(const std::string& text) {
   for (const auto& n : names)
     if (n.empty()) throw UsageError("empty name in list '" + text + "'");
   return names;
+}
+
+/// Each point's throughput beside what it costs: per watt of its GPUs' TDP, per dollar.
+Table cost_table(const std::vector<ScenarioPoint>& points, const Catalog& catalog, const PriceTable& prices) {
+  Table table({{"variant"}, {"gpu"}, {"gpus"}, {"nodes"}, {"throughput", 1}, {"per_W", 3}, {"per_usd", 0}});
+  for (const ScenarioPoint& p : points) {
+    const CostFigures cost = cost_figures(catalog, prices, p.gpu, p.gpus, p.throughput);
+    table.add_row({p.variant, p.gpu, static_cast<long long>(p.gpus), static_cast<long long>(p.nodes), p.throughput,
+                   cost.per_W ? Cell(*cost.per_W) : Cell(std::string("-")),
+                   cost.per_usd ? Cell(*cost.per_usd) : Cell(std::string("-"))});
+  }
+  return table;
+}
+
+/// A buying comparison: its GPUs on its workloads, priced at the file's prices (--price and
+/// --prices on top). The other what-if flags do not apply to it.
+std::string buying_text(const std::string& path, const CompareArgs& args, const Workspace& ws, Format format) {
+  if (!args.topologies.empty() || !args.gpus_models.empty() || !args.nics.empty() || !args.nics_per_node.empty() ||
+      !args.gpus.empty() || !args.nodes.empty())
+    throw UsageError(path + " is a buying comparison: edit its \"gpus\" and \"prices\" (or give --price); "
+                            "--topologies, --gpu, --nic, --nics-per-node, --gpus and --nodes apply to training scenarios");
+  BuyingSpec spec = load_buying(path);
+  PriceTable prices;
+  for (const auto& [gpu, usd] : spec.prices) {
+    if (!ws.catalog().gpus().count(gpu))
+      throw InputError(path, "/prices/" + gpu, "unknown GPU model '" + gpu + "' (models/gpus.json)");
+    prices[gpu] = usd;
+  }
+  for (const auto& [gpu, usd] : read_prices(args.prices, ws.catalog())) prices[gpu] = usd;
+  const std::vector<BuyingRow> rows = run_buying(spec, ws, prices);
+  Table table({{"workload"}, {"gpu"}, {"throughput", 1}, {"unit"}, {"vs_first", 3}, {"fits"}, {"per_W", 3},
+               {"usd_per_hour", 2}, {"per_usd", 0}});
+  for (const BuyingRow& r : rows) {
+    auto price = prices.find(r.gpu);
+    table.add_row({r.workload, r.gpu, r.throughput, r.unit, r.vs_first, r.fits,
+                   r.cost.per_W ? Cell(*r.cost.per_W) : Cell(std::string("-")),
+                   price != prices.end() ? Cell(price->second) : Cell(std::string("-")),
+                   r.cost.per_usd ? Cell(*r.cost.per_usd) : Cell(std::string("-"))});
+  }
+  if (format != Format::table) return table.render(format);
+  return "# topsim compare: " + spec.description + "\n# training on one GPU of " + spec.topology +
+         "; per_W: throughput over the GPU's TDP; per_usd: units per US dollar at usd_per_hour\n# prices: " +
+         spec.price_note + "\n" + table.to_text();
 }
 
 }  // namespace
@@ -41,9 +87,14 @@ void add_compare_command(CLI::App& app, Context& context) {
   compare->add_option("--nics-per-node", args->nics_per_node, "NICs per server to compare, e.g. 8,4,2");
   compare->add_option("--gpus", args->gpus, "GPU counts in one server (replaces the scenario's)");
   compare->add_option("--nodes", args->nodes, "Server counts (replaces the scenario's)");
+  add_price_options(*compare, args->prices);
   compare->callback([args, &context]() {
     Format format = parse_format(args->format);
     std::string path = context.workspace().scenario_path(args->scenario);
+    if (is_buying_file(path)) {
+      context.out = buying_text(path, *args, context.workspace(), format);
+      return;
+    }
     if (is_trace_file(path)) throw UsageError(path + " is a trace; compare runs training scenarios (topsim run replays traces)");
     ScenarioSpec scenario = load_scenario(path);
     override_counts(scenario, args->gpus, args->nodes);
@@ -80,10 +131,12 @@ void add_compare_command(CLI::App& app, Context& context) {
       throw UsageError("nothing to compare: list two or more values in --topologies, --gpu, --nic or --nics-per-node");
     scenario.variants = variants;
 
+    const Catalog& catalog = context.workspace().catalog();
+    const PriceTable prices = read_prices(args->prices, catalog);
     Batch batch;
     std::vector<ScenarioPoint> points = run_scenario_points(scenario, context.workspace(), batch);
     if (format != Format::table) {
-      context.out = scenario_table(points, format).render(format);
+      context.out = (prices.empty() ? scenario_table(points, format) : cost_table(points, catalog, prices)).render(format);
       return;
     }
     const bool by_nodes = scenario.gpus.empty();
@@ -104,7 +157,6 @@ void add_compare_command(CLI::App& app, Context& context) {
       }
       table.add_row(row);
     }
-    const Catalog& catalog = context.workspace().catalog();
     const Network& net = catalog.network(scenario.training.network, scenario.where.at("training").at("network"));
     std::string text = "# topsim compare: " + scenario.description + "\n# throughput in " + net.sample +
                        "s/s per " + (by_nodes ? "server count" : "GPU count") +
@@ -112,6 +164,9 @@ void add_compare_command(CLI::App& app, Context& context) {
     for (const ScenarioPoint* p : by_count.begin()->second)
       text += "# " + p->variant + ": " + p->topology + ", " + p->gpu + "\n";
     context.out = text + table.to_text();
+    if (!prices.empty())
+      context.out += "\n# per_W: throughput over the GPUs' TDP; per_usd: " + net.sample +
+                     "s per US dollar at the hourly prices given\n" + cost_table(points, catalog, prices).to_text();
   });
 }
 

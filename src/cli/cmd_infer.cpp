@@ -17,7 +17,6 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 constexpr double kMs = 1e-3;
-constexpr double kSecondsPerHour = 3600;
 
 struct InferArgs {
   std::string model;
@@ -102,8 +101,8 @@ InferenceRequest request_of(const InferArgs& args) {
   return r;
 }
 
-Table result_table(const std::vector<InferenceResult>& results, const InferArgs& args, const PriceTable& prices,
-                   Format format) {
+Table result_table(const std::vector<InferenceResult>& results, const InferArgs& args, const Catalog& catalog,
+                   const PriceTable& prices, Format format) {
   const bool text = format == Format::table;
   const bool priced = !prices.empty();
   std::vector<Column> columns = {{"model"}, {"gpu"}, {"precision"}, {"sparsity"}, {"batch"}, {"seq"},
@@ -117,18 +116,10 @@ Table result_table(const std::vector<InferenceResult>& results, const InferArgs&
     std::vector<Cell> row = {args.model, r.gpu, args.precision, args.sparsity, static_cast<long long>(r.batch),
                              args.seq > 0 ? Cell(static_cast<long long>(args.seq)) : Cell(std::string("-")),
                              r.throughput, r.unit, r.latency_s / kMs, r.memory_B / kGiB,
-                             r.fits, r.bound,
-                             r.tdp_W > 0 ? Cell(r.throughput / r.tdp_W) : Cell(std::string("-"))};
-    if (priced) {
-      const std::string board = r.gpu.substr(0, r.gpu.find('/'));
-      auto price = prices.find(board);
-      if (price == prices.end()) {
-        row.push_back(std::string("-"));
-      } else {
-        const double gpus = double(args.tp) * args.replicas;
-        row.push_back(r.throughput * kSecondsPerHour / (price->second * gpus));
-      }
-    }
+                             r.fits, r.bound};
+    const CostFigures cost = cost_figures(catalog, prices, r.gpu, double(args.tp) * args.replicas, r.throughput);
+    row.push_back(cost.per_W ? Cell(*cost.per_W) : Cell(std::string("-")));
+    if (priced) row.push_back(cost.per_usd ? Cell(*cost.per_usd) : Cell(std::string("-")));
     if (!text)
       for (double s : {r.parts.math_s, r.parts.memory_s, r.parts.launch_s, r.parts.comm_s}) row.push_back(s / kMs);
     table.add_row(row);
@@ -192,7 +183,7 @@ void add_infer_command(CLI::App& app, Context& context) {
         }
       }
     }
-    Table table = result_table(results, *args, prices, format);
+    Table table = result_table(results, *args, ws.catalog(), prices, format);
     std::string head = "# topsim infer: " + args->model + ", " + args->framework + ", " + args->scenario +
                        (request.mig.profile.empty() ? std::string()
                                                     : ", MIG " + request.mig.profile + " x" +

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "model/catalog.hpp"
+#include "study/costs.hpp"
 
 namespace topsim {
 
@@ -14,9 +15,6 @@ struct PriceArgs {
   std::vector<std::string> items;  ///< "a100=1.29" each (also comma-separated)
   std::string file;                ///< JSON {"prices": {"a100": 1.29, ...}} in USD per GPU-hour
 };
-
-/// US dollars per GPU-hour by GPU model name.
-using PriceTable = std::map<std::string, double>;
 
 void add_price_options(CLI::App& command, PriceArgs& args);
 

@@ -212,7 +212,6 @@ InferenceResult serve(const Catalog& catalog, const GpuModel& whole_gpu, const I
   if (!chosen) best = serve_batch(catalog, gpu, model, asked, batches.front(), allreduce);
   const double instances = mig ? request.mig.instances : 1;
   best.throughput *= instances * request.gpus;
-  best.tdp_W = whole_gpu.tdp_W * request.shape.tp * request.gpus;
   return best;
 }
 

@@ -54,7 +54,6 @@ struct InferenceResult {
   double kv_cache_B = 0;
   bool fits = true;           ///< memory_B within the GPU's (instance's) memory
   std::string bound;          ///< the largest part: math, memory, launch or communication
-  double tdp_W = 0;           ///< boards used (tp x gpus), at their TDP; 0 when a GPU's is not stated
 };
 
 /// What an all-reduce of `size_B` bytes over the first `tp` GPUs takes on the fabric, seconds.

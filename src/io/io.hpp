@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "model/buying_spec.hpp"
 #include "model/catalog.hpp"
 #include "model/topology_spec.hpp"
 #include "model/link_usage.hpp"
@@ -68,6 +69,11 @@ bool is_llm_scenario_file(const std::string& path);
 
 /// Whether a workload file is a trace (it has "ops") rather than a training scenario.
 bool is_trace_file(const std::string& path);
+
+/// A buying comparison (scenarios/*.json whose top level has "inference"). Names of GPUs, models
+/// and scenarios are checked when it runs.
+bool is_buying_file(const std::string& path);
+BuyingSpec load_buying(const std::string& path);
 
 /// A sweep of collectives: a file with a "sweep" section (docs/formats.md §9).
 bool is_sweep_file(const std::string& path);
