@@ -34,6 +34,8 @@ CALIBRATION = {
     "inference/trt-demobert-8.5.1-a100-bert_base-s128-b1/int8": "compute:ampere.launch",
     # Eager BERT-base at batch 4: host-bound, one dispatch per operator.
     "sparsity/pt-tutorial-bert-base-squad-eager-bs4/dense": "frameworks:pytorch.dispatch",
+    # A query's host round trip: ResNet-50 SingleStream, whose engine is at its kernel floor.
+    "inference/mlperf-v3_0-A100-PCIe-80GBx1_TRT-resnet50-SingleStream": "frameworks:tensorrt.query",
 }
 
 # Relative uncertainty of one published figure: MLPerf, demoBERT and the tutorial print single

@@ -210,6 +210,14 @@ InferenceResult serve(const Catalog& catalog, const GpuModel& whole_gpu, const I
     }
   }
   if (!chosen) best = serve_batch(catalog, gpu, model, asked, batches.front(), allreduce);
+  // A single-stream query waits for the host's round trip too: the next one is issued only when
+  // this one completes.
+  if (asked.scenario == ServingScenario::single_stream) {
+    const double query_s = catalog.inference_framework(request.framework, {}).query_s;
+    best.latency_s += query_s;
+    best.parts.launch_s += query_s;
+    best.throughput = best.batch / best.latency_s;
+  }
   const double instances = mig ? request.mig.instances : 1;
   best.throughput *= instances * request.gpus;
   return best;

@@ -36,6 +36,7 @@ InferenceFrameworkModel read_inference_framework(const std::string& name, const 
         m.dispatch_s = params.quantity(r, "dispatch", Quantity::time);
         m.sparse_transposes = r.number("sparse_transposes", 0, 16, false);
         params.add("sparse_transposes");
+        m.query_s = params.quantity(r, "query", Quantity::time);
       });
 }
 

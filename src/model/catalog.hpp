@@ -176,6 +176,9 @@ struct InferenceFrameworkModel {
   /// Passes (one read and one write) over a 2:4 sparse GEMM's activations beyond the GEMM:
   /// PyTorch's semi-structured linear computes (W x^T)^T, so it transposes its input and output.
   double sparse_transposes = 0;
+  /// Host round trip of one query outside the engine (issuing it, copying its input in and its
+  /// result out, completing it), seconds: part of a single-stream query's latency.
+  double query_s = 0;
   Sources sources;
   SourceRef where;
 };
