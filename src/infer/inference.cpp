@@ -63,21 +63,16 @@ InferenceResult serve_batch(const Catalog& catalog, const GpuModel& gpu, const S
   r.gpu = gpu.name;
   r.batch = batch;
   double activations_B = 0;
-  if (model.network != nullptr) {
-    InferencePass pass = network_forward(*model.network, framework, shape);
+  if (!model.decoder()) {
+    // A CNN or an encoder: one forward pass of the batch.
+    const InferencePass pass = model.network != nullptr ? network_forward(*model.network, framework, shape)
+                                                        : transformer_forward(*model.transformer, framework, shape);
     r.parts = time_pass(gpu, compute, framework, pass, allreduce);
     r.latency_s = r.parts.total_s();
     r.throughput = batch / r.latency_s;
     r.unit = "samples/s";
-    r.weights_B = network_weights_B(*model.network, shape);
-    activations_B = 2 * pass_activation_B(pass);
-  } else if (!model.decoder()) {
-    InferencePass pass = transformer_forward(*model.transformer, framework, shape);
-    r.parts = time_pass(gpu, compute, framework, pass, allreduce);
-    r.latency_s = r.parts.total_s();
-    r.throughput = batch / r.latency_s;
-    r.unit = "samples/s";
-    r.weights_B = transformer_weights_B(*model.transformer, shape);
+    r.weights_B = model.network != nullptr ? network_weights_B(*model.network, shape)
+                                           : transformer_weights_B(*model.transformer, shape);
     activations_B = 2 * pass_activation_B(pass);
   } else {
     const TransformerSpec& t = *model.transformer;
