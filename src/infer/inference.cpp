@@ -167,6 +167,10 @@ InferenceResult serve(const Catalog& catalog, const GpuModel& whole_gpu, const I
 
   InferenceRequest asked = request;
   if (model.transformer != nullptr && asked.shape.seq <= 0) asked.shape.seq = model.transformer->seq_len;
+  // An encoder's learned positions end at its published sequence length.
+  if (model.transformer != nullptr && model.transformer->encoder && asked.shape.seq > model.transformer->seq_len)
+    throw std::invalid_argument(asked.model + " has " + std::to_string(model.transformer->seq_len) +
+                                " learned positions: --seq " + std::to_string(asked.shape.seq) + " is longer");
 
   // The batches worth trying: the one asked, or powers of two (as many as fit).
   std::vector<double> batches;
