@@ -114,7 +114,7 @@ Table result_table(const std::vector<InferenceResult>& results, const InferArgs&
   Table table(columns);
   for (const InferenceResult& r : results) {
     std::vector<Cell> row = {args.model, r.gpu, args.precision, args.sparsity, static_cast<long long>(r.batch),
-                             args.seq > 0 ? Cell(static_cast<long long>(args.seq)) : Cell(std::string("-")),
+                             r.seq > 0 ? Cell(static_cast<long long>(r.seq)) : Cell(std::string("-")),
                              r.throughput, r.unit, r.latency_s / kMs, r.memory_B / kGiB,
                              r.fits, r.bound};
     const CostFigures cost = cost_figures(catalog, prices, r.gpu, double(args.tp) * args.replicas, r.throughput);

@@ -62,6 +62,7 @@ InferenceResult serve_batch(const Catalog& catalog, const GpuModel& gpu, const S
   InferenceResult r;
   r.gpu = gpu.name;
   r.batch = batch;
+  r.seq = shape.seq;
   double activations_B = 0;
   if (!model.decoder()) {
     // A CNN or an encoder: one forward pass of the batch.

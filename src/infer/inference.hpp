@@ -43,6 +43,7 @@ struct PassTime {
 struct InferenceResult {
   std::string gpu;            ///< the GPU model, "/profile" for a MIG instance
   double batch = 0;           ///< the batch served (chosen when the request left it 0)
+  int seq = 0;                ///< tokens per sequence served (transformers; 0 for layer-list networks)
   double throughput = 0;      ///< samples/s (tokens/s for a decoder) over every copy and instance
   std::string unit;           ///< "samples/s" or "tokens/s"
   double latency_s = 0;       ///< one batch: its forward, or prefill plus every decode step
