@@ -1,5 +1,6 @@
 // topsim infer MODEL --gpu G: serving a model (CNN, BERT, decoder LLM) on GPUs, MIG instances or
 // a tensor-parallel group: throughput, latency, memory, what bounds it, per watt and per dollar.
+#include <iostream>
 #include <memory>
 #include <stdexcept>
 
@@ -192,6 +193,11 @@ void add_infer_command(CLI::App& app, Context& context) {
                        "\n# throughput over every replica and instance; per_W over board TDP" +
                        (prices.empty() ? std::string() : "; per_usd: samples (tokens) per US dollar at the hourly price") +
                        "\n";
+    for (const InferenceResult& r : results)
+      if (!r.within_bound)
+        std::cerr << "note: " << r.gpu << ": no batch meets the server bound of " << fixed(r.latency_bound_s / kMs, 3)
+                  << " ms; batch " << fixed(r.batch, 0) << " takes " << fixed(r.latency_s / kMs, 3)
+                  << " ms, and a query may wait one batch more\n";
     context.out = format == Format::table ? head + table.to_text() : table.render(format);
   });
 }

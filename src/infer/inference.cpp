@@ -210,6 +210,8 @@ InferenceResult serve(const Catalog& catalog, const GpuModel& whole_gpu, const I
     }
   }
   if (!chosen) best = serve_batch(catalog, gpu, model, asked, batches.front(), allreduce);
+  best.latency_bound_s = bound_s;
+  best.within_bound = bound_s <= 0 || 2 * best.latency_s <= bound_s;
   // A single-stream query waits for the host's round trip too: the next one is issued only when
   // this one completes.
   if (asked.scenario == ServingScenario::single_stream) {

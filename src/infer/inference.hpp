@@ -54,6 +54,8 @@ struct InferenceResult {
   double weights_B = 0;
   double kv_cache_B = 0;
   bool fits = true;           ///< memory_B within the GPU's (instance's) memory
+  double latency_bound_s = 0; ///< server: the bound a query's latency had to meet (0: none)
+  bool within_bound = true;   ///< server: twice the batch's latency meets the bound
   std::string bound;          ///< the largest part: math, memory, launch or communication
 };
 
