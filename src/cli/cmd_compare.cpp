@@ -37,8 +37,8 @@ Table cost_table(const std::vector<ScenarioPoint>& points, const Catalog& catalo
   for (const ScenarioPoint& p : points) {
     const CostFigures cost = cost_figures(catalog, prices, p.gpu, p.gpus, p.throughput);
     table.add_row({p.variant, p.gpu, static_cast<long long>(p.gpus), static_cast<long long>(p.nodes), p.throughput,
-                   cost.per_W ? Cell(*cost.per_W) : Cell(std::string("-")),
-                   cost.per_usd ? Cell(*cost.per_usd) : Cell(std::string("-"))});
+                   cell_or_dash(cost.per_W),
+                   cell_or_dash(cost.per_usd)});
   }
   return table;
 }
@@ -64,9 +64,9 @@ std::string buying_text(const std::string& path, const CompareArgs& args, const 
   for (const BuyingRow& r : rows) {
     auto price = prices.find(r.gpu);
     table.add_row({r.workload, r.gpu, r.throughput, r.unit, r.vs_first, r.fits,
-                   r.cost.per_W ? Cell(*r.cost.per_W) : Cell(std::string("-")),
-                   price != prices.end() ? Cell(price->second) : Cell(std::string("-")),
-                   r.cost.per_usd ? Cell(*r.cost.per_usd) : Cell(std::string("-"))});
+                   cell_or_dash(r.cost.per_W),
+                   cell_or_dash(price != prices.end() ? std::optional<double>(price->second) : std::nullopt),
+                   cell_or_dash(r.cost.per_usd)});
   }
   if (format != Format::table) return table.render(format);
   return "# topsim compare: " + spec.description + "\n# training on one GPU of " + spec.topology +

@@ -119,8 +119,8 @@ Table result_table(const std::vector<InferenceResult>& results, const InferArgs&
                              r.throughput, r.unit, r.latency_s / kMs, r.memory_B / kGiB,
                              r.fits, r.bound};
     const CostFigures cost = cost_figures(catalog, prices, r.gpu, double(args.tp) * args.replicas, r.throughput);
-    row.push_back(cost.per_W ? Cell(*cost.per_W) : Cell(std::string("-")));
-    if (priced) row.push_back(cost.per_usd ? Cell(*cost.per_usd) : Cell(std::string("-")));
+    row.push_back(cell_or_dash(cost.per_W));
+    if (priced) row.push_back(cell_or_dash(cost.per_usd));
     if (!text)
       for (double s : {r.parts.math_s, r.parts.memory_s, r.parts.launch_s, r.parts.comm_s}) row.push_back(s / kMs);
     table.add_row(row);

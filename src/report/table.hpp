@@ -1,6 +1,7 @@
 #pragma once
 // Rows of results rendered as aligned text, CSV or JSON. Output is deterministic: fixed
 // precision per column, rows in the order given, no timestamps.
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -18,6 +19,8 @@ struct Column {
 };
 
 using Cell = std::variant<std::string, double, long long, bool>;
+/// A figure that may not exist (a GPU without a TDP, a GPU without a price): "-" when absent.
+inline Cell cell_or_dash(const std::optional<double>& value) { return value ? Cell(*value) : Cell(std::string("-")); }
 
 class Table {
  public:
