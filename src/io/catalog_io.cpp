@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -25,6 +26,23 @@ LinkModel read_link(const std::string& name, const Json& value, const SourceRef&
     params.add("efficiency");
     m.latency_s = params.quantity(r, "latency", Quantity::time);
     if (m.kind == LinkKind::pcie) m.lanes = params.integer(r, "lanes", 1, 32);
+    if (m.kind == LinkKind::network && r.has("link_layer")) {
+      m.link_layer = read_enum<std::string>(r, "link_layer", {{"infiniband", "infiniband"}, {"ethernet", "ethernet"}});
+      params.add("link_layer");
+    }
+  });
+}
+
+// "pci_device_ids": ["0x20b5", ...]: 16-bit ids in NCCL's spelling (0x and four lower-case hex digits).
+std::vector<std::string> read_pci_device_ids(ObjectReader& r, SourcedParameters& params) {
+  if (!r.has("pci_device_ids")) return {};
+  params.add("pci_device_ids");
+  return read_array(r, "pci_device_ids", [](const Json& v, const SourceRef& at) {
+    std::string id = v.is_string() ? v.get<std::string>() : "";
+    bool ok = id.size() == 6 && id.compare(0, 2, "0x") == 0 &&
+              std::all_of(id.begin() + 2, id.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || (c >= 'a' && c <= 'f'); });
+    if (!ok) fail(at, "expected a PCI device id like \"0x20b5\" (0x and four lower-case hex digits), got " + describe(v));
+    return id;
   });
 }
 
@@ -126,6 +144,7 @@ GpuModel read_gpu(const std::string& name, const Json& value, const SourceRef& w
     }
     if (auto tdp = params.optional_quantity(r, "tdp", Quantity::power)) m.tdp_W = *tdp;
     read_mig(r, m, params);
+    m.pci_device_ids = read_pci_device_ids(r, params);
   });
 }
 
@@ -155,6 +174,31 @@ CpuModel read_cpu(const std::string& name, const Json& value, const SourceRef& w
     m.latency_s = params.quantity(r, "latency", Quantity::time);
     m.shared_host_bridge = r.boolean("shared_host_bridge");
     params.add("shared_host_bridge");
+    if (auto cores = r.optional_integer("cores", 1, 4096)) {
+      m.cores = *cores;
+      params.add("cores");
+    }
+    // "socket_link": {"model": "upi-11.2", "count": 3}: what joins two sockets of this CPU.
+    if (const Json* link = r.optional("socket_link")) {
+      params.add("socket_link");
+      ObjectReader l(*link, r.at("socket_link"));
+      m.socket_link = l.string("model");
+      m.socket_links = l.integer("count", 1, 64);
+      l.finish();
+    }
+    // "cpuid": {"vendor": "GenuineIntel", "family": 6, "models": [106]}, as NCCL's XML names the CPU.
+    if (const Json* cpuid = r.optional("cpuid")) {
+      params.add("cpuid");
+      ObjectReader c(*cpuid, r.at("cpuid"));
+      m.cpuid_vendor = c.string("vendor");
+      m.cpuid_family = c.integer("family", 0, 4095);
+      m.cpuid_models = read_array(c, "models", [](const Json& v, const SourceRef& at) {
+        if (!v.is_number_integer() || v.get<int>() < 0 || v.get<int>() > 4095)
+          fail(at, "expected a CPUID model number (0 to 4095), got " + describe(v));
+        return v.get<int>();
+      });
+      c.finish();
+    }
   });
 }
 
@@ -163,6 +207,7 @@ NicModel read_nic(const std::string& name, const Json& value, const SourceRef& w
     m.port_model = params.string(r, "port_model");
     m.ports = params.integer(r, "ports", 1, 16);
     m.pcie_model = params.string(r, "pcie");
+    m.pci_device_ids = read_pci_device_ids(r, params);
   });
 }
 

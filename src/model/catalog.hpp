@@ -25,6 +25,7 @@ struct LinkModel {
   double efficiency = 1;     ///< fraction of bandwidth_Bps that bulk transfers achieve, in (0, 1]
   double latency_s = 0;      ///< one hop, wire plus SerDes
   int lanes = 0;             ///< PCIe width (16 for x16); 0 for other kinds
+  std::string link_layer;    ///< network: "infiniband" or "ethernet" (RoCE); "" when not stated
   Sources sources;
   SourceRef where;
 };
@@ -69,6 +70,7 @@ struct GpuModel {
   double tdp_W = 0;             ///< board power limit (datasheet "max TDP"); 0 when not stated
   int mig_memory_slices = 0;    ///< memory slices MIG divides the GPU into; 0: no MIG
   std::vector<MigProfile> mig_profiles;  ///< in the guide's order; empty: no MIG
+  std::vector<std::string> pci_device_ids;  ///< "0x20b5", as NCCL's topology XML prints them
   Sources sources;
   SourceRef where;
 };
@@ -98,6 +100,14 @@ struct CpuModel {
   /// true when all root ports of a socket sit under one PCIe host bridge (nvidia-smi then prints
   /// PHB between them); false when each root port is its own host bridge (NODE).
   bool shared_host_bridge = true;
+  int cores = 0;              ///< physical cores per socket, 0 when not stated
+  std::string socket_link;    ///< link model between two sockets of this CPU ("" when not stated)
+  int socket_links = 0;       ///< how many such links join two sockets
+  /// CPUID as Linux and NCCL's topology XML report it (vendor string, family, models); "" / -1 /
+  /// empty when not stated. Several models: steppings of one design sold under this name.
+  std::string cpuid_vendor;
+  int cpuid_family = -1;
+  std::vector<int> cpuid_models;
   Sources sources;
   SourceRef where;
 };
@@ -108,6 +118,7 @@ struct NicModel {
   std::string port_model;     ///< network link model of each port
   int ports = 1;
   std::string pcie_model;
+  std::vector<std::string> pci_device_ids;  ///< "0x101d", as NCCL's topology XML prints them
   Sources sources;
   SourceRef where;
 };
