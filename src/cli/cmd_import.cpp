@@ -66,6 +66,7 @@ void run_import(Context& context, const ImportArgs& args, bool xml) {
     machine = parse_nccl_xml(text, args.input, !args.options.gpu.empty());
   } else {
     matrix = parse_nvidia_smi(text, args.input);
+    check_smi_view(*matrix, args.options.pcie_only);
     machine = smi_machine(*matrix);
   }
   const Catalog& catalog = context.workspace().catalog();
@@ -106,6 +107,9 @@ void add_import_command(CLI::App& app, Context& context) {
     sub->add_option("--like", args->options.like,
                     "Bundled server whose CPU, socket link, PCIe and NVSwitch models to copy (default: one with the same GPUs)");
     sub->add_option("--name", args->options.name, "Topology name (default: the output file's stem)");
+    if (!xml)
+      sub->add_flag("--pcie-only", args->options.pcie_only,
+                    "The matrix is nvidia-smi topo -mp (PCIe paths only): import it as a machine without NVLink");
     sub->callback([args, xml, &context]() {
       run_import(context, *args, xml);
     });

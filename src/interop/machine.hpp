@@ -18,9 +18,16 @@ struct ImportRef {
   std::string element;  ///< XML element path ("/system/cpu[1]/pci[2]/gpu"), "" for text input
 };
 
+/// One NUMA node of a socket: a `cpu` device. Nodes of one package are one socket split by
+/// sub-NUMA clustering (NODE between them); nodes of different packages read SYS.
 struct ImportedSocket {
   std::string cores;             ///< CPU affinity as nvidia-smi prints it ("0-19,40-59"), "" unknown
   std::optional<int> numa_node;
+  int package = -1;              ///< the physical socket; -1: a socket of its own
+  /// What the input says about the processor (NCCL XML: vendor, familyid, modelid), "" / -1 unknown.
+  std::string cpu_vendor;
+  int cpu_family = -1;
+  int cpu_model = -1;
   ImportRef where;
 };
 
@@ -38,6 +45,9 @@ struct ImportedEndpoint {
   int socket = 0;
   int pcie_switch = -1;
   std::optional<double> speed_bps;  ///< NIC port speed the input states, bits/s
+  int ports = 1;                    ///< NIC: ports of the card (NCCL XML: <net> elements in one <nic>)
+  std::string pci_device;           ///< PCI device id ("0x20b5"), "" when the input gives none
+  std::string sm;                   ///< GPU: compute capability as NCCL writes it ("80"), "" unknown
   ImportRef where;
 };
 
@@ -58,6 +68,7 @@ struct ImportedMachine {
   std::vector<ImportedNvlink> nvlinks;        ///< direct GPU-GPU links, a < b
   std::vector<int> nvswitch_links;            ///< per GPU, NVLinks into NVSwitches; empty: none
   std::optional<bool> shared_host_bridge;     ///< PHB seen: true, NODE seen: false, else unknown
+  std::vector<std::string> notes;             ///< what the reader concluded that the input did not say
 };
 
 /// The file and line of an imported element, as InputError arguments.
@@ -68,6 +79,7 @@ struct ImportOptions {
   std::string nic;    ///< --nic: NIC model of every NIC
   std::string like;   ///< --like: bundled server (name) whose host models to copy; "" picks one
   std::string name;   ///< topology name; "" derives it from the output file
+  bool pcie_only = false;  ///< --pcie-only: a topo -mp matrix (no NVLinks shown) is what is meant
 };
 
 /// The result of an import: the spec and what the importer chose that the input did not say.

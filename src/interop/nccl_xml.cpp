@@ -18,6 +18,11 @@ bool is_bridge(const std::string& cls) { return cls.compare(0, 6, "0x0604") == 0
 bool is_display(const std::string& cls) { return cls.compare(0, 4, "0x03") == 0; }
 const char* const kNvswitchClass = "0x068000";
 
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
 struct Reader {
   const std::string& text;
   const std::string& file;
@@ -90,33 +95,40 @@ struct Reader {
     return int_ranges(set);
   }
 
-  void add_nic(pugi::xml_node nic, int socket, int pcie_switch) {
-    bool any = false;
+  // One <nic> is one card; each <net> in it is a port (a dual-port ConnectX lists two).
+  void add_nic(pugi::xml_node nic, pugi::xml_node pci, int socket, int pcie_switch) {
+    ImportedEndpoint e;
+    int dev = -1;
+    e.ports = 0;
     for (pugi::xml_node net : nic.children()) {
       if (std::string(net.name()) != "net") fail(net, "unexpected <" + std::string(net.name()) + "> in <nic>; expected <net>");
-      ImportedEndpoint e;
-      e.name = required(net, "name");
-      e.socket = socket;
-      e.pcie_switch = pcie_switch;
-      e.speed_bps = integer(net, "speed", 1) * 1e6;  // NCCL writes Mb/s
-      e.where = where(net);
-      nics.emplace_back(net.attribute("dev") ? integer(net, "dev", 0) : static_cast<int>(nics.size()), e);
-      any = true;
+      double speed_bps = integer(net, "speed", 1) * 1e6;  // NCCL writes Mb/s
+      std::string name = required(net, "name");
+      if (e.ports++ == 0) {
+        e.name = name;
+        e.speed_bps = speed_bps;
+        e.where = where(net);
+        dev = net.attribute("dev") ? integer(net, "dev", 0) : static_cast<int>(nics.size());
+      } else if (*e.speed_bps != speed_bps) {
+        fail(net, "port " + name + " runs at " + shortest(speed_bps / 1e9) + " Gb/s but port " + e.name + " of the same <nic> at " +
+                      shortest(*e.speed_bps / 1e9) + " Gb/s; topsim models one port speed per card");
+      }
     }
-    if (!any) fail(nic, "<nic> has no <net>; expected <net name=... speed=...> per port");
+    if (e.ports == 0) fail(nic, "<nic> has no <net>; expected <net name=... speed=...> per port");
+    e.socket = socket;
+    e.pcie_switch = pcie_switch;
+    if (pci) e.pci_device = lower(pci.attribute("device").value());
+    nics.emplace_back(dev, e);
   }
 
   void add_gpu(pugi::xml_node gpu, pugi::xml_node pci, int socket, int pcie_switch) {
     Gpu g;
     g.dev = integer(gpu, "dev", 0);
     g.busid = required(pci, "busid");
-    std::transform(g.busid.begin(), g.busid.end(), g.busid.begin(), [](unsigned char c) { return std::tolower(c); });
-    std::string sm = required(gpu, "sm");
-    static const std::map<std::string, std::string> by_sm = {{"60", "p100"}, {"70", "v100"}, {"80", "a100"}, {"90", "h100"}};
-    auto known = by_sm.find(sm);
-    if (known == by_sm.end() && !gpu_given)
-      fail(gpu, "sm " + sm + " names no GPU model topsim maps (60 p100, 70 v100, 80 a100, 90 h100); give --gpu MODEL");
-    g.endpoint.model = known == by_sm.end() ? "" : known->second;
+    g.busid = lower(g.busid);
+    // The model: by PCI device id when the catalogue knows it (build_topology_spec), else by sm.
+    g.endpoint.sm = required(gpu, "sm");
+    g.endpoint.pci_device = lower(pci.attribute("device").value());
     g.endpoint.socket = socket;
     g.endpoint.pcie_switch = pcie_switch;
     g.endpoint.where = where(gpu);
@@ -134,7 +146,7 @@ struct Reader {
       if (child.type() != pugi::node_element) continue;
       std::string name = child.name();
       if (name == "nic") {
-        add_nic(child, socket, pcie_switch);
+        add_nic(child, pugi::xml_node(), socket, pcie_switch);
       } else if (name == "pci") {
         std::string cls = required(child, "class");
         required(child, "busid");
@@ -147,7 +159,7 @@ struct Reader {
         for (pugi::xml_node inner : child.children()) {
           std::string inner_name = inner.name();
           if (inner_name == "gpu") add_gpu(inner, child, socket, pcie_switch);
-          else if (inner_name == "nic") add_nic(inner, socket, pcie_switch);
+          else if (inner_name == "nic") add_nic(inner, child, socket, pcie_switch);
           else if (inner_name == "pci") fail(inner, "<pci> inside a device of class " + cls + "; only bridges (0x0604..) hold devices");
         }
         if (is_display(cls) && !child.child("gpu"))
@@ -222,6 +234,9 @@ ImportedMachine parse_nccl_xml(const std::string& text, const std::string& file,
     ImportedSocket s;
     if (cpu.attribute("numaid") && std::string(cpu.attribute("numaid").value()) != "-1") s.numa_node = reader.integer(cpu, "numaid", 0);
     s.cores = reader.cores(cpu);
+    s.cpu_vendor = cpu.attribute("vendor").value();
+    if (cpu.attribute("familyid")) s.cpu_family = reader.integer(cpu, "familyid", 0);
+    if (cpu.attribute("modelid")) s.cpu_model = reader.integer(cpu, "modelid", 0);
     s.where = reader.where(cpu);
     m.sockets.push_back(s);
     reader.walk(cpu, static_cast<int>(m.sockets.size()) - 1, -1);

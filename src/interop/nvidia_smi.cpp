@@ -4,6 +4,7 @@
 #include <cctype>
 #include <map>
 #include <numeric>
+#include <set>
 
 #include "util/error.hpp"
 #include "util/text.hpp"
@@ -11,91 +12,6 @@
 namespace topsim {
 
 namespace {
-
-const char* const kCells = "X, NV# (NV1, NV2, ...), PIX, PXB, PHB, NODE or SYS";
-
-std::vector<std::string> words(const std::string& line) {
-  std::vector<std::string> out;
-  std::string word;
-  for (char c : line) {
-    if (std::isspace(static_cast<unsigned char>(c))) {
-      if (!word.empty()) out.push_back(word);
-      word.clear();
-    } else {
-      word += c;
-    }
-  }
-  if (!word.empty()) out.push_back(word);
-  return out;
-}
-
-// nvidia-smi underlines the header on a terminal (ESC[4m ... ESC[0m); a captured file keeps them.
-std::string without_escapes(const std::string& line) {
-  std::string out;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    if (line[i] == '\x1b' && i + 1 < line.size() && line[i + 1] == '[') {
-      i += 2;
-      while (i < line.size() && !std::isalpha(static_cast<unsigned char>(line[i]))) ++i;
-      continue;
-    }
-    if (line[i] != '\r') out += line[i];
-  }
-  return out;
-}
-
-bool is_device_label(const std::string& w) {
-  if (w == "CPU" || w == "NUMA" || w == "GPU") return false;
-  bool digit = std::any_of(w.begin(), w.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
-  bool name = std::all_of(w.begin(), w.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
-  });
-  return digit && name;
-}
-
-bool numbered(const std::string& w, const std::string& prefix, int n) { return w == prefix + std::to_string(n); }
-
-std::optional<int> nvlink_count(const std::string& cell) {
-  if (cell.size() < 3 || cell.compare(0, 2, "NV") != 0) return std::nullopt;
-  int n = 0;
-  for (std::size_t i = 2; i < cell.size(); ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(cell[i])) || n > 1000) return std::nullopt;
-    n = n * 10 + (cell[i] - '0');
-  }
-  return n >= 1 ? std::optional<int>(n) : std::nullopt;
-}
-
-bool is_relation(const std::string& w) {
-  return w == "X" || nvlink_count(w) || w == "PIX" || w == "PXB" || w == "PHB" || w == "NODE" || w == "SYS" || w == "SOC";
-}
-
-// Names of the columns after the devices: tab-separated as nvidia-smi prints them, else the known
-// multi-word names matched greedily and any other word as a column of its own.
-std::vector<std::string> extra_columns(const std::string& rest) {
-  std::vector<std::string> out;
-  if (rest.find('\t') != std::string::npos) {
-    for (const std::string& part : split(rest, '\t')) {
-      std::string name = join(words(part), " ");
-      if (!name.empty()) out.push_back(name);
-    }
-    return out;
-  }
-  const std::vector<std::string> known = {"CPU Affinity", "NUMA Affinity", "GPU NUMA ID"};
-  std::vector<std::string> w = words(rest);
-  for (std::size_t i = 0; i < w.size();) {
-    bool matched = false;
-    for (const std::string& k : known) {
-      std::vector<std::string> kw = words(k);
-      if (i + kw.size() <= w.size() && std::equal(kw.begin(), kw.end(), w.begin() + static_cast<long>(i))) {
-        out.push_back(k);
-        i += kw.size();
-        matched = true;
-        break;
-      }
-    }
-    if (!matched) out.push_back(w[i++]);
-  }
-  return out;
-}
 
 struct UnionFind {
   std::vector<int> parent;
@@ -106,266 +22,258 @@ struct UnionFind {
 
 }  // namespace
 
-SmiMatrix parse_nvidia_smi(const std::string& text, const std::string& file) {
-  std::vector<std::string> lines;
-  for (const std::string& line : split(text, '\n')) lines.push_back(without_escapes(line));
-  SmiMatrix m;
-  m.file = file;
-  auto fail = [&](std::size_t index, const std::string& message) -> void {
-    throw InputError(file, std::to_string(index + 1), message);
-  };
-
-  // Header: the first line whose first word is GPU0; anything above it is what nvidia-smi or a
-  // shell prompt printed first.
-  // A row starts with GPU0 too, but its second word is a relation.
-  auto is_header = [](const std::vector<std::string>& w) {
-    return !w.empty() && w.front() == "GPU0" && (w.size() < 2 || !is_relation(w[1]));
-  };
-  std::size_t header = 0;
-  while (header < lines.size() && !is_header(words(lines[header]))) ++header;
-  if (header == lines.size())
-    throw InputError(file, "1",
-                     "no header line: expected the column names nvidia-smi topo -m prints first "
-                     "(GPU0 GPU1 ... [NIC0 ...] CPU Affinity NUMA Affinity)");
-  std::vector<std::string> head = words(lines[header]);
-  std::size_t labels_end = 0;
-  while (labels_end < head.size() && is_device_label(head[labels_end])) ++labels_end;
-  for (std::size_t i = 0; i < labels_end; ++i) {
-    const std::string& w = head[i];
-    bool gpu = w.compare(0, 3, "GPU") == 0;
-    if (gpu && (m.gpus != static_cast<int>(i) || !numbered(w, "GPU", m.gpus)))
-      fail(header, "column " + std::to_string(i + 1) + " is '" + w + "', expected GPU" + std::to_string(i) +
-                       " (GPUs first, numbered from 0)");
-    if (gpu) ++m.gpus;
-    m.labels.push_back(w);
-  }
-  std::size_t rest_at = lines[header].find(head[labels_end - 1]) + head[labels_end - 1].size();
-  std::vector<std::string> extras = extra_columns(lines[header].substr(rest_at));
-  auto extra_index = [&](const std::string& name) {
-    auto it = std::find(extras.begin(), extras.end(), name);
-    return it == extras.end() ? -1 : static_cast<int>(it - extras.begin());
-  };
-  const int cpu_col = extra_index("CPU Affinity"), numa_col = extra_index("NUMA Affinity");
-  const std::size_t n = m.labels.size();
-
-  // Rows, one per column label, in the same order.
-  std::size_t at = header + 1;
-  for (std::size_t r = 0; r < n; ++r, ++at) {
-    while (at < lines.size() && words(lines[at]).empty() && r == 0) ++at;
-    std::vector<std::string> w = at < lines.size() ? words(lines[at]) : std::vector<std::string>{};
-    if (w.empty() || w.front() != m.labels[r])
-      fail(std::min(at, lines.size() - 1),
-           "expected the row of " + m.labels[r] + " (one row per column, in the header's order), found " +
-               (w.empty() ? std::string("no row") : "'" + w.front() + "'"));
-    // A missing cell shifts the affinity into the matrix: count the relations that lead the row.
-    std::size_t relations = 1;
-    while (relations < w.size() && is_relation(w[relations])) ++relations;
-    bool shifted = relations < w.size() && relations < n + 1 &&
-                   (w[relations] == "N/A" || std::isdigit(static_cast<unsigned char>(w[relations][0])));
-    if (w.size() < n + 1 || shifted || relations > n + 1)
-      fail(at, "row " + m.labels[r] + " has " + std::to_string(std::min(w.size(), relations) - 1) + " cells, expected " + std::to_string(n) +
-                   " (one per column " + m.labels.front() + ".." + m.labels.back() + ")");
-    if (w.size() > n + 1 + extras.size())
-      fail(at, "row " + m.labels[r] + " has " + std::to_string(w.size() - 1) + " fields, but the header names " +
-                   std::to_string(n + extras.size()) + " columns");
-    std::vector<std::string> cells(w.begin() + 1, w.begin() + 1 + static_cast<long>(n));
-    for (std::size_t c = 0; c < n; ++c) {
-      std::string& cell = cells[c];
-      if (cell == "SOC") cell = "SYS";  // the name of SYS before driver 384
-      bool ok = cell == "X" ? c == r
-                            : c != r && (nvlink_count(cell) || cell == "PIX" || cell == "PXB" || cell == "PHB" ||
-                                         cell == "NODE" || cell == "SYS");
-      if (!ok)
-        fail(at, "row " + m.labels[r] + ", column " + m.labels[c] + ": '" + cell + "' is not a relation; expected " +
-                     (c == r ? std::string("X (the device itself)") : std::string(kCells)));
-      bool gpu_pair = static_cast<int>(r) < m.gpus && static_cast<int>(c) < m.gpus;
-      if (nvlink_count(cell) && !gpu_pair)
-        fail(at, "row " + m.labels[r] + ", column " + m.labels[c] + ": " + cell +
-                     " between a NIC and another device; NVLinks join GPUs only");
-      if (c < r && m.cells[c][r] != cell)
-        fail(at, "row " + m.labels[r] + ", column " + m.labels[c] + " reads " + cell + " but row " + m.labels[c] +
-                     " (line " + std::to_string(m.lines[c]) + ") reads " + m.cells[c][r] +
-                     "; the matrix must be symmetric");
-    }
-    auto extra = [&](int column) {
-      std::size_t i = n + 1 + static_cast<std::size_t>(column);
-      return column >= 0 && i < w.size() && w[i] != "N/A" ? w[i] : std::string();
-    };
-    std::string cpu = extra(cpu_col), numa = extra(numa_col);
-    if (!cpu.empty()) {
-      try {
-        parse_int_list(cpu);
-      } catch (const ParseError&) {
-        fail(at, "row " + m.labels[r] + ": CPU Affinity '" + cpu + "' is not a list of cores like 0-19,40-59 or N/A");
-      }
-    }
-    // 0..4095, the topology file's range for numa_node; the length check keeps stoi in int.
-    bool numa_ok = numa.size() <= 4 &&
-                   std::all_of(numa.begin(), numa.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
-    if (!numa.empty() && (!numa_ok || std::stoi(numa) > 4095))
-      fail(at, "row " + m.labels[r] + ": NUMA Affinity '" + numa + "' is not a node number (0 to 4095) or N/A");
-    m.cells.push_back(cells);
-    m.lines.push_back(static_cast<int>(at + 1));
-    m.cpu_affinity.push_back(cpu);
-    m.numa_affinity.push_back(numa);
-  }
-
-  // NIC legend ("  NIC0: mlx5_0"); the rest after the rows is nvidia-smi's legend text.
-  std::map<std::string, std::string> legend;
-  for (; at < lines.size(); ++at) {
-    std::vector<std::string> w = words(lines[at]);
-    if (w.size() == 2 && w[0].size() > 1 && w[0].back() == ':' && w[0].compare(0, 3, "NIC") == 0)
-      legend[w[0].substr(0, w[0].size() - 1)] = w[1];
-  }
-  for (std::size_t i = static_cast<std::size_t>(m.gpus); i < n; ++i) {
-    const std::string& label = m.labels[i];
-    bool numbered_nic = numbered(label, "NIC", static_cast<int>(i) - m.gpus);
-    m.nic_names.push_back(legend.count(label) ? legend[label] : numbered_nic ? "" : label);
-  }
-  return m;
+void check_smi_view(const SmiMatrix& m, bool pcie_only) {
+  bool nvlinks = false;
+  for (const auto& row : m.cells)
+    for (const std::string& cell : row) nvlinks |= smi_nvlinks(cell).has_value();
+  if (pcie_only && nvlinks)
+    throw UsageError("--pcie-only: " + m.file + " shows NVLinks (NV# cells), so it is not the PCIe-only view of topo -mp; leave --pcie-only out");
+  bool mp = !nvlinks && (m.mp_command_line > 0 || (m.legend_line > 0 && !m.legend_names_nvlinks));
+  if (mp && !pcie_only)
+    throw InputError(m.file, std::to_string(m.mp_command_line > 0 ? m.mp_command_line : m.legend_line),
+                     std::string(m.mp_command_line > 0 ? "the file was printed by nvidia-smi topo -mp"
+                                                       : "the legend has no NV# line, as nvidia-smi topo -mp prints it") +
+                         ": that view shows PCIe paths only and hides NVLinks, so the machine would import without them; "
+                         "run nvidia-smi topo -m instead, or give --pcie-only if a machine without NVLink is meant");
 }
 
-ImportedMachine smi_machine(const SmiMatrix& m) {
-  ImportedMachine machine;
-  machine.file = m.file;
-  machine.format = "nvidia-smi topo -m";
-  const int n = static_cast<int>(m.labels.size());
-  auto cell = [&](int a, int b) -> const std::string& { return m.cells[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)]; };
-  auto where = [&](int row) { return ImportRef{std::to_string(m.lines[static_cast<std::size_t>(row)]), ""}; };
-  auto contradiction = [&](int a, int b, const std::string& implied) {
-    import_fail(m.file, where(std::max(a, b)),
-                m.labels[static_cast<std::size_t>(std::max(a, b))] + " and " + m.labels[static_cast<std::size_t>(std::min(a, b))] +
-                    " read " + cell(a, b) + ", but the other cells put them " + implied +
-                    "; the matrix does not describe one PCIe tree");
-  };
-  auto pcie = [&](int a, int b) { return !nvlink_count(cell(a, b)) && a != b; };
+namespace {
 
-  // Sockets: devices on one socket read anything but SYS; GPUs of one NUMA (or CPU) affinity share one.
-  UnionFind socket_of(n);
-  for (int a = 0; a < n; ++a)
-    for (int b = a + 1; b < n; ++b)
-      if (pcie(a, b) && cell(a, b) != "SYS") socket_of.unite(a, b);
-  std::map<int, std::string> key_of_root;  // affinity key of each component
-  auto affinity_key = [&](int r) {
-    const std::string& numa = m.numa_affinity[static_cast<std::size_t>(r)];
-    const std::string& cpu = m.cpu_affinity[static_cast<std::size_t>(r)];
-    return !numa.empty() ? "numa " + numa : !cpu.empty() ? "cpus " + cpu : std::string();
-  };
-  std::map<std::string, int> first_with_key;
-  for (int r = 0; r < m.gpus; ++r) {
-    std::string key = affinity_key(r);
-    if (key.empty()) continue;
-    if (first_with_key.count(key)) socket_of.unite(r, first_with_key[key]);
-    else first_with_key[key] = r;
+// The machine the cells of one matrix imply, built in three steps: sockets and their NUMA nodes,
+// the PCIe tree, then the endpoints and NVLinks.
+class SmiMachine {
+ public:
+  explicit SmiMachine(const SmiMatrix& m) : m_(m), n_(static_cast<int>(m.labels.size())) {
+    machine_.file = m.file;
+    machine_.format = "nvidia-smi topo -m";
   }
-  for (int r = 0; r < m.gpus; ++r) {
-    std::string key = affinity_key(r);
-    std::string& known = key_of_root[socket_of.find(r)];
-    if (!key.empty() && !known.empty() && known != key)
-      import_fail(m.file, where(r), m.labels[static_cast<std::size_t>(r)] + " reads " + key +
-                                        " but shares a socket (a PCIe path without SYS) with a GPU of " + known);
-    if (!key.empty()) known = key;
+
+  ImportedMachine build() {
+    find_packages();
+    find_domains();
+    find_tree();
+    add_endpoints();
+    return std::move(machine_);
   }
-  // Components in order of their first device; one with no affinity and no SYS to an earlier
-  // socket joins it (nothing says it is elsewhere).
-  std::vector<int> socket(static_cast<std::size_t>(n), -1);
-  std::vector<int> socket_root;
-  for (int d = 0; d < n; ++d) {
-    int root = socket_of.find(d);
-    auto known = std::find(socket_root.begin(), socket_root.end(), root);
-    if (known != socket_root.end()) {
-      socket[static_cast<std::size_t>(d)] = static_cast<int>(known - socket_root.begin());
-      continue;
-    }
-    int joined = -1;
-    if (key_of_root[root].empty()) {
-      for (int s = 0; s < static_cast<int>(socket_root.size()) && joined < 0; ++s) {
-        bool sys = false;
-        for (int e = 0; e < d; ++e)
-          if (socket[static_cast<std::size_t>(e)] == s) sys |= cell(d, e) == "SYS";
-        if (!sys) joined = s;
+
+ private:
+  std::size_t at(int i) const { return static_cast<std::size_t>(i); }
+  const std::string& cell(int a, int b) const { return m_.cells[at(a)][at(b)]; }
+  const std::string& label(int i) const { return m_.labels[at(i)]; }
+  ImportRef where(int row) const { return ImportRef{std::to_string(m_.lines[at(row)]), ""}; }
+  bool pcie(int a, int b) const { return a != b && !smi_nvlinks(cell(a, b)); }
+  bool sys(int a, int b) const { return cell(a, b) == "SYS"; }
+
+  [[noreturn]] void contradiction(int a, int b, const std::string& implied) const {
+    import_fail(m_.file, where(std::max(a, b)),
+                label(std::max(a, b)) + " and " + label(std::min(a, b)) + " read " + cell(a, b) +
+                    ", but the other cells put them " + implied + "; the matrix does not describe one PCIe tree");
+  }
+
+  // What the affinity columns say a GPU is attached to: its NUMA node(s), else its cores.
+  std::string affinity_key(int r) const {
+    const std::string& numa = m_.numa_affinity[at(r)];
+    const std::string& cpu = m_.cpu_affinity[at(r)];
+    return !numa.empty() ? "NUMA Affinity " + numa : !cpu.empty() ? "CPU Affinity " + cpu : std::string();
+  }
+
+  // Packages (sockets): devices on one read anything but SYS; GPUs of one affinity share one,
+  // unless GPUs of that affinity read SYS to each other: then it is the cpuset of the job that ran
+  // nvidia-smi, not where the GPUs are, and only the cells count.
+  void find_packages() {
+    UnionFind comp(n_);
+    for (int a = 0; a < n_; ++a)
+      for (int b = a + 1; b < n_; ++b)
+        if (pcie(a, b) && !sys(a, b)) comp.unite(a, b);
+    std::map<std::string, std::vector<int>> gpus_of;
+    for (int r = 0; r < m_.gpus; ++r)
+      if (!affinity_key(r).empty()) gpus_of[affinity_key(r)].push_back(r);
+    for (auto& [key, gpus] : gpus_of) {
+      std::pair<int, int> apart{-1, -1};
+      for (int a : gpus)
+        for (int b : gpus)
+          for (int x = 0; x < n_ && apart.first < 0; ++x)
+            for (int y = 0; y < n_ && apart.first < 0; ++y)
+              if (comp.find(x) == comp.find(a) && comp.find(y) == comp.find(b) && sys(x, y)) apart = {a, b};
+      if (apart.first >= 0) {
+        ignored_.insert(key);
+        machine_.notes.push_back(label(apart.first) + " and " + label(apart.second) + " both read " + key +
+                                 " but SYS apart: the job that ran nvidia-smi was limited to those CPUs, so the sockets "
+                                 "come from the SYS cells and the cores are not recorded");
       }
     }
-    if (joined >= 0) {
-      socket_of.unite(d, socket_root[static_cast<std::size_t>(joined)]);
-      socket_root[static_cast<std::size_t>(joined)] = socket_of.find(d);
-    } else {
-      joined = static_cast<int>(socket_root.size());
-      socket_root.push_back(root);
-      ImportedSocket s;
-      s.where = where(d);
-      if (d < m.gpus) {
-        s.cores = m.cpu_affinity[static_cast<std::size_t>(d)];
-        if (!m.numa_affinity[static_cast<std::size_t>(d)].empty()) s.numa_node = std::stoi(m.numa_affinity[static_cast<std::size_t>(d)]);
+    for (auto& [key, gpus] : gpus_of)
+      if (!ignored_.count(key))
+        for (int g : gpus) comp.unite(g, gpus.front());
+    // Components in order of their first device; one with no affinity and no SYS to an earlier
+    // package joins it (nothing says it is elsewhere).
+    package_.assign(at(n_), -1);
+    std::vector<int> roots;
+    for (int d = 0; d < n_; ++d) {
+      auto known = std::find(roots.begin(), roots.end(), comp.find(d));
+      if (known != roots.end()) {
+        package_[at(d)] = static_cast<int>(known - roots.begin());
+        continue;
       }
-      machine.sockets.push_back(s);
+      int joined = -1;
+      bool keyed = false;
+      for (int e = d; e < m_.gpus; ++e) keyed |= comp.find(e) == comp.find(d) && !key(e).empty();
+      for (int p = 0; p < static_cast<int>(roots.size()) && joined < 0 && !keyed; ++p) {
+        bool apart = false;
+        for (int e = 0; e < d; ++e) apart |= package_[at(e)] == p && sys(d, e);
+        if (!apart) joined = p;
+      }
+      if (joined >= 0) {
+        comp.unite(d, roots[at(joined)]);
+        for (int& r : roots) r = comp.find(r);
+      } else {
+        joined = static_cast<int>(roots.size());
+        roots.push_back(comp.find(d));
+      }
+      package_[at(d)] = joined;
     }
-    socket[static_cast<std::size_t>(d)] = joined;
+    for (int a = 0; a < n_; ++a)
+      for (int b = 0; b < a; ++b)
+        if (package_[at(a)] == package_[at(b)] && sys(a, b)) contradiction(a, b, "on one socket");
   }
-  for (int a = 0; a < n; ++a)
-    for (int b = 0; b < a; ++b)
-      if (socket[static_cast<std::size_t>(a)] == socket[static_cast<std::size_t>(b)] && cell(a, b) == "SYS")
-        contradiction(a, b, "on one socket");
 
-  // PCIe tree: PIX shares a switch; PXB shares a parent switch above the switches.
-  UnionFind pix(n), pxb(n);
-  for (int a = 0; a < n; ++a)
-    for (int b = 0; b < n; ++b) {
-      if (cell(a, b) == "PIX") pix.unite(a, b);
-      if (cell(a, b) == "PIX" || cell(a, b) == "PXB") pxb.unite(a, b);
+  std::string key(int r) const {
+    std::string k = r < m_.gpus ? affinity_key(r) : std::string();
+    return ignored_.count(k) ? std::string() : k;
+  }
+
+  // NUMA nodes: each affinity of a package's GPUs is one, in the order of the first GPU that reads
+  // it; a socket with two reads NODE between them (sub-NUMA clustering). Devices without an
+  // affinity join the node of a PIX/PXB partner, else their package's first node.
+  void find_domains() {
+    UnionFind pxb(n_);
+    for (int a = 0; a < n_; ++a)
+      for (int b = 0; b < n_; ++b)
+        if (cell(a, b) == "PIX" || cell(a, b) == "PXB") pxb.unite(a, b);
+    std::map<std::pair<int, std::string>, int> domain_of;
+    domain_.assign(at(n_), -1);
+    auto add_domain = [&](int package, const std::string& k, int first) {
+      auto [it, added] = domain_of.emplace(std::make_pair(package, k), static_cast<int>(machine_.sockets.size()));
+      if (added) {
+        ImportedSocket s;
+        s.package = package;
+        s.where = where(first);
+        if (first < m_.gpus && !k.empty()) {
+          s.cores = m_.cpu_affinity[at(first)];
+          const std::string& numa = m_.numa_affinity[at(first)];
+          if (!numa.empty()) s.numa_node = parse_int_list(numa).front();
+          if (!numa.empty() && parse_int_list(numa).size() > 1)
+            machine_.notes.push_back(label(first) + " reads NUMA Affinity " + numa +
+                                     ", several nodes (a VM or a GPU with memory nodes of its own); its socket is given node " +
+                                     std::to_string(*s.numa_node));
+        }
+        machine_.sockets.push_back(s);
+      }
+      return it->second;
+    };
+    for (int pass = 0; pass < 2; ++pass)
+      for (int d = 0; d < n_; ++d) {
+        if (domain_[at(d)] >= 0) continue;
+        if (!key(d).empty()) {
+          domain_[at(d)] = add_domain(package_[at(d)], key(d), d);
+          continue;
+        }
+        for (int e = 0; e < n_ && domain_[at(d)] < 0; ++e)
+          if (pxb.find(e) == pxb.find(d) && domain_[at(e)] >= 0) domain_[at(d)] = domain_[at(e)];
+        if (pass == 1 && domain_[at(d)] < 0) {
+          for (const auto& [k, index] : domain_of)
+            if (k.first == package_[at(d)] && domain_[at(d)] < 0) domain_[at(d)] = index;
+          if (domain_[at(d)] < 0) domain_[at(d)] = add_domain(package_[at(d)], "", d);
+        }
+      }
+    for (const auto& [k, index] : domain_of) {
+      int nodes = 0;
+      for (const auto& [other, i] : domain_of) nodes += other.first == k.first;
+      if (nodes > 1 && machine_.sockets[at(index)].numa_node)
+        machine_.notes.push_back("socket " + std::to_string(k.first) + " holds NUMA node " +
+                                 std::to_string(*machine_.sockets[at(index)].numa_node) +
+                                 " and others with NODE between them: one socket split into NUMA nodes (sub-NUMA clustering)");
     }
-  for (int a = 0; a < n; ++a)
-    for (int b = 0; b < a; ++b) {
-      if (!pcie(a, b)) continue;
-      const std::string& c = cell(a, b);
-      if (pix.find(a) == pix.find(b) && c != "PIX") contradiction(a, b, "on one PCIe switch (PIX)");
-      if (pix.find(a) != pix.find(b) && pxb.find(a) == pxb.find(b) && c != "PXB")
-        contradiction(a, b, "under one parent switch (PXB)");
-      if (pxb.find(a) != pxb.find(b) && socket[static_cast<std::size_t>(a)] == socket[static_cast<std::size_t>(b)]) {
+  }
+
+  // PIX shares a switch; PXB shares a parent switch above the switches; PHB or NODE between root
+  // ports of one NUMA node, NODE between NUMA nodes of one socket.
+  void find_tree() {
+    UnionFind pix(n_), pxb(n_);
+    for (int a = 0; a < n_; ++a)
+      for (int b = 0; b < n_; ++b) {
+        if (cell(a, b) == "PIX") pix.unite(a, b);
+        if (cell(a, b) == "PIX" || cell(a, b) == "PXB") pxb.unite(a, b);
+      }
+    for (int a = 0; a < n_; ++a)
+      for (int b = 0; b < a; ++b) {
+        if (!pcie(a, b)) continue;
+        const std::string& c = cell(a, b);
+        if (pix.find(a) == pix.find(b) && c != "PIX") contradiction(a, b, "on one PCIe switch (PIX)");
+        if (pix.find(a) != pix.find(b) && pxb.find(a) == pxb.find(b) && c != "PXB")
+          contradiction(a, b, "under one parent switch (PXB)");
+        if (pxb.find(a) == pxb.find(b) || package_[at(a)] != package_[at(b)]) continue;
+        if (domain_[at(a)] != domain_[at(b)]) {
+          if (c != "NODE") contradiction(a, b, "on different NUMA nodes of one socket (NODE)");
+          continue;
+        }
         if (c != "PHB" && c != "NODE") contradiction(a, b, "on different root ports of one socket (PHB or NODE)");
         bool shared = c == "PHB";
-        if (machine.shared_host_bridge && *machine.shared_host_bridge != shared)
-          import_fail(m.file, where(std::max(a, b)),
+        if (machine_.shared_host_bridge && *machine_.shared_host_bridge != shared)
+          import_fail(m_.file, where(std::max(a, b)),
                       "the file reads both PHB and NODE between root ports; topsim models one host-bridge kind per CPU model");
-        machine.shared_host_bridge = shared;
+        machine_.shared_host_bridge = shared;
+      }
+    // Switches in the order of their first device: a parent for a PXB group, then its children.
+    std::map<int, int> switch_of_pix, parent_of_pxb;
+    std::vector<int> pix_size(at(n_), 0), pxb_groups(at(n_), 0);
+    for (int d = 0; d < n_; ++d)
+      if (pix_size[at(pix.find(d))]++ == 0) ++pxb_groups[at(pxb.find(d))];
+    switch_.assign(at(n_), -1);
+    for (int d = 0; d < n_; ++d) {
+      int p = pix.find(d), x = pxb.find(d);
+      bool nested = pxb_groups[at(x)] > 1;
+      if (nested && !parent_of_pxb.count(x)) {
+        parent_of_pxb[x] = static_cast<int>(machine_.switches.size());
+        machine_.switches.push_back({domain_[at(d)], -1, where(d)});
+      }
+      if ((nested || pix_size[at(p)] > 1) && !switch_of_pix.count(p)) {
+        switch_of_pix[p] = static_cast<int>(machine_.switches.size());
+        machine_.switches.push_back({domain_[at(d)], nested ? parent_of_pxb[x] : -1, where(d)});
+      }
+      switch_[at(d)] = switch_of_pix.count(p) ? switch_of_pix[p] : -1;
+    }
+  }
+
+  void add_endpoints() {
+    for (int d = 0; d < n_; ++d) {
+      ImportedEndpoint e;
+      e.socket = domain_[at(d)];
+      e.pcie_switch = switch_[at(d)];
+      e.where = where(d);
+      if (d < m_.gpus) {
+        machine_.gpus.push_back(e);
+      } else {
+        e.name = m_.nic_names[at(d - m_.gpus)];
+        machine_.nics.push_back(e);
       }
     }
-  // Switches in the order of their first device: a parent for a PXB group, then its children.
-  std::map<int, int> switch_of_pix, parent_of_pxb;
-  std::vector<int> pix_size(static_cast<std::size_t>(n), 0), pxb_groups(static_cast<std::size_t>(n), 0);
-  for (int d = 0; d < n; ++d) {
-    if (pix_size[static_cast<std::size_t>(pix.find(d))]++ == 0) ++pxb_groups[static_cast<std::size_t>(pxb.find(d))];
+    for (int a = 0; a < m_.gpus; ++a)
+      for (int b = a + 1; b < m_.gpus; ++b)
+        if (auto count = smi_nvlinks(cell(a, b))) machine_.nvlinks.push_back({a, b, *count, where(b)});
   }
-  std::vector<int> endpoint_switch(static_cast<std::size_t>(n), -1);
-  for (int d = 0; d < n; ++d) {
-    int p = pix.find(d), x = pxb.find(d);
-    bool nested = pxb_groups[static_cast<std::size_t>(x)] > 1;
-    if (nested && !parent_of_pxb.count(x)) {
-      parent_of_pxb[x] = static_cast<int>(machine.switches.size());
-      machine.switches.push_back({socket[static_cast<std::size_t>(d)], -1, where(d)});
-    }
-    if ((nested || pix_size[static_cast<std::size_t>(p)] > 1) && !switch_of_pix.count(p)) {
-      switch_of_pix[p] = static_cast<int>(machine.switches.size());
-      machine.switches.push_back({socket[static_cast<std::size_t>(d)], nested ? parent_of_pxb[x] : -1, where(d)});
-    }
-    endpoint_switch[static_cast<std::size_t>(d)] = switch_of_pix.count(p) ? switch_of_pix[p] : -1;
-  }
-  for (int d = 0; d < n; ++d) {
-    ImportedEndpoint e;
-    e.socket = socket[static_cast<std::size_t>(d)];
-    e.pcie_switch = endpoint_switch[static_cast<std::size_t>(d)];
-    e.where = where(d);
-    if (d < m.gpus) {
-      machine.gpus.push_back(e);
-    } else {
-      e.name = m.nic_names[static_cast<std::size_t>(d - m.gpus)];
-      machine.nics.push_back(e);
-    }
-  }
-  for (int a = 0; a < m.gpus; ++a)
-    for (int b = a + 1; b < m.gpus; ++b)
-      if (auto count = nvlink_count(cell(a, b))) machine.nvlinks.push_back({a, b, *count, where(b)});
-  return machine;
-}
+
+  const SmiMatrix& m_;
+  const int n_;
+  ImportedMachine machine_;
+  std::set<std::string> ignored_;  ///< affinity keys that do not name a socket (cpuset-limited)
+  std::vector<int> package_;       ///< per device: its socket
+  std::vector<int> domain_;        ///< per device: its NUMA node, an index into machine_.sockets
+  std::vector<int> switch_;        ///< per device: its PCIe switch, -1 on a root port
+};
+
+}  // namespace
+
+ImportedMachine smi_machine(const SmiMatrix& m) { return SmiMachine(m).build(); }
 
 }  // namespace topsim
