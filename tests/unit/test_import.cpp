@@ -164,3 +164,127 @@ TEST_CASE("import: topo -m affinities found by fuzzing are input errors, not sto
   CHECK_THAT(cores, Catch::StartsWith("cpu-affinity-700-million-cores.txt:2: row GPU0: CPU Affinity '0-999999,0-999999,"));
   CHECK_THAT(cores, Catch::EndsWith("' is not a list of cores like 0-19,40-59 or N/A"));
 }
+
+// Real captures people posted (tests/data/real-inputs, bytes as posted; SOURCES.md says where from).
+namespace {
+
+SmiMatrix real_smi(const std::string& file) {
+  return parse_nvidia_smi(read_text(test_data("real-inputs/" + file)), file);
+}
+
+std::string real_smi_error(const std::string& file) {
+  return input_error([&] { smi_machine(real_smi(file)); });
+}
+
+bool has_note(const std::vector<std::string>& notes, const std::string& part) {
+  return std::any_of(notes.begin(), notes.end(), [&](const std::string& n) { return n.find(part) != std::string::npos; });
+}
+
+}  // namespace
+
+TEST_CASE("import: an empty CPU Affinity cell keeps the NUMA Affinity in its column (della, tabs)") {
+  // GPU0's fields after its 14 cells are "", "0", "", "N/A": CPU Affinity empty, NUMA Affinity 0.
+  // Split on whitespace, the 0 was read as the CPU list and the NUMA node was lost.
+  SmiMatrix m = real_smi("h100-della-snc-6nic.topo.txt");
+  CHECK(m.labels.size() == 14);
+  CHECK(m.cpu_affinity[0] == "");
+  CHECK(m.numa_affinity[0] == "0");
+  CHECK(m.cpu_affinity[4] == "1");
+  CHECK(m.numa_affinity[4] == "1");
+  CHECK(m.nic_names[5] == "mlx5_5");
+}
+
+TEST_CASE("import: an empty cell in a space-aligned copy is found by the header's columns") {
+  // GPU0's CPU Affinity stands empty under its header; its 0 stands under NUMA Affinity.
+  std::string text =
+      "        GPU0    GPU1    CPU Affinity    NUMA Affinity\n"
+      "GPU0     X      NV4                     0\n"
+      "GPU1    NV4      X      0-23            0\n";
+  SmiMatrix m = parse_nvidia_smi(text, "spaces.txt");
+  CHECK(m.cpu_affinity[0] == "");
+  CHECK(m.numa_affinity[0] == "0");
+  CHECK(m.cpu_affinity[1] == "0-23");
+  CHECK(m.cells[0][1] == "NV4");
+}
+
+TEST_CASE("import: a socket split into NUMA nodes reads NODE between them (della)") {
+  ImportedMachine machine = smi_machine(real_smi("h100-della-snc-6nic.topo.txt"));
+  REQUIRE(machine.sockets.size() == 2);
+  CHECK(machine.sockets[0].package == 0);
+  CHECK(machine.sockets[1].package == 0);
+  CHECK(machine.sockets[0].numa_node == 0);
+  CHECK(machine.sockets[1].numa_node == 1);
+  CHECK(machine.gpus[4].socket == 1);
+  CHECK(machine.nics[3].socket == 1);  // NIC3 is PIX to GPU4
+  CHECK(has_note(machine.notes, "sub-NUMA"));
+}
+
+TEST_CASE("import: one CPU Affinity on GPUs SYS apart is a cpuset, not a socket (DGX-1 P100)") {
+  SmiMatrix m = real_smi("dgx1-p100-sheffield.topo.txt");
+  // The header lost the tabs between its labels: GPU0GPU1...GPU7mlx5_0.
+  CHECK(m.labels == std::vector<std::string>{"GPU0", "GPU1", "GPU2", "GPU3", "GPU4", "GPU5", "GPU6", "GPU7", "mlx5_0",
+                                             "mlx5_2", "mlx5_1", "mlx5_3"});
+  CHECK(m.cells[0][5] == "SYS");  // printed SOC
+  ImportedMachine machine = smi_machine(m);
+  REQUIRE(machine.sockets.size() == 2);
+  CHECK(machine.sockets[0].cores == "");
+  CHECK(machine.gpus[4].socket == 1);
+  CHECK(has_note(machine.notes, "GPU0 and GPU4 both read CPU Affinity 1-1 but SYS apart"));
+}
+
+TEST_CASE("import: the remains of the header's escapes are removed (B300, sglang)") {
+  SmiMatrix m = real_smi("b300-sglang-ansi-9nic.topo.txt");
+  CHECK(m.gpus == 8);
+  CHECK(m.labels.front() == "GPU0");
+  CHECK(m.nic_names.back() == "mlx5_bond_0");
+  CHECK(m.numa_affinity[7] == "1");
+}
+
+TEST_CASE("import: nvidia-smi topo -mp is refused unless --pcie-only says it is meant") {
+  SmiMatrix m = real_smi("dgx1-topo-mp.topo.txt");
+  CHECK(input_error([&] { check_smi_view(m, false); }) ==
+        "dgx1-topo-mp.topo.txt:2: the file was printed by nvidia-smi topo -mp: that view shows PCIe paths only and hides "
+        "NVLinks, so the machine would import without them; run nvidia-smi topo -m instead, or give --pcie-only if a "
+        "machine without NVLink is meant");
+  CHECK_NOTHROW(check_smi_view(m, true));
+  // A topo -m matrix of a machine without NVLink keeps its NV# legend line: not -mp.
+  CHECK_NOTHROW(check_smi_view(real_smi("rtx4090-8x-1nic.topo.txt"), false));
+  CHECK_THROWS_AS(check_smi_view(real_smi("dgx1-v100-msccl.topo.txt"), true), UsageError);
+}
+
+TEST_CASE("import: a garbled copy that ran a cell into the affinity names that cause") {
+  CHECK(real_smi_error("a100-8x-brev-phb-garbled.topo.txt") ==
+        "a100-8x-brev-phb-garbled.topo.txt:3: row GPU0, column NIC7: 'PH0-115' is not a relation: the last cell runs into "
+        "the CPU Affinity after it (the text lost a tab and part of the cell when it was copied); take the output of "
+        "nvidia-smi topo -m again");
+}
+
+TEST_CASE("import: NVSwitch generation follows the GPU's NVLink, not the reference server") {
+  // --gpu b200 --like dgx-h100: dgx-h100's gen-3 switches (5/4/4/5) add up to NV18 but speak
+  // nvlink4. The fewest nvlink5 planes with the ports: 8 GPUs x 18 links = 144 ports; one 72-port
+  // nvswitch-gen4 holds 72, so 2 planes of 9 links each.
+  ImportedMachine machine = smi_machine(real_smi("hgx-h200-12nic.topo.txt"));
+  ImportResult r = build_topology_spec(machine, catalog(), servers(), ImportOptions{"b200", "", "dgx-h100", "b"});
+  int nvswitches = 0;
+  for (const DeviceSpec& d : r.spec.devices)
+    if (d.type == DeviceType::nvswitch) {
+      ++nvswitches;
+      CHECK(d.model == "nvswitch-gen4");
+    }
+  CHECK(nvswitches == 2);
+  CHECK(links_between(r.spec, "gpu3", "nvswitch1") == 9);
+  CHECK(load_back(r, "b.json").gpu_count() == 8);
+}
+
+TEST_CASE("import: the reference server is chosen by GPU generation, then socket count") {
+  // Four V100 on two sockets: dgx-station-v100 (one socket) has the NVLinks, dgx1-v100 the sockets.
+  std::vector<TopologySpec> with_station = servers();
+  with_station.push_back(load_topology_spec(data_path("topologies/dgx-station-v100.json")));
+  ImportResult r = build_topology_spec(smi_machine(real_smi("v100sxm2-4x-nv2-2nic.topo.txt")), catalog(), with_station,
+                                       ImportOptions{"", "", "", "v"});
+  CHECK(r.spec.devices.front().model == "v100");
+  CHECK(has_note(r.notes, "the NVLinks match bundled dgx-station-v100"));
+  CHECK(has_note(r.notes, "reference server: bundled dgx1-v100 (same GPU generation (volta), same socket count"));
+  CHECK(links_between(r.spec, "cpu0", "cpu1") == 2);  // qpi-9.6 x 2, the E5-2698 v4's socket link
+  CHECK(load_back(r, "v.json").gpu_count() == 4);
+}
