@@ -82,12 +82,18 @@ ClusterSpec rescale_cluster(ClusterSpec cluster, const ScaleOut& scale) {
 
 std::string resolve_nic_model(const std::string& name, const Catalog& catalog) {
   if (catalog.nics().count(name) != 0) return name;
+  // Each alias names the NIC model a what-if means by it (so adding a model of the same port rate
+  // does not change what `--nic 100gbe` builds), or a port model when no NIC model is meant.
   static const std::map<std::string, std::string> aliases = {
-      {"edr", "ib-edr"},     {"hdr", "ib-hdr"},     {"hdr200", "ib-hdr"},   {"hdr100", "ib-hdr100"},
-      {"ndr", "ib-ndr"},     {"ndr400", "ib-ndr"},  {"25gbe", "eth-25g"},   {"100gbe", "eth-100g"},
-      {"200gbe", "eth-200g"}, {"400gbe", "eth-400g"}};
+      {"edr", "connectx4-edr"},          {"hdr", "connectx6-hdr"},       {"hdr200", "connectx6-hdr"},
+      {"hdr100", "connectx6-hdr100"},    {"ndr", "connectx7-ndr"},       {"ndr400", "connectx7-ndr"},
+      {"25gbe", "eth-25g"},              {"100gbe", "connectx6-dx-100g"}, {"200gbe", "connectx6-dx-200g"},
+      {"400gbe", "bluefield3-400gbe"}};
   std::string port = name;
-  if (auto alias = aliases.find(name); alias != aliases.end()) port = alias->second;
+  if (auto alias = aliases.find(name); alias != aliases.end()) {
+    if (catalog.nics().count(alias->second) != 0) return alias->second;
+    port = alias->second;
+  }
   for (const auto& [nic, model] : catalog.nics())
     if (model.port_model == port) return nic;
   std::vector<std::string> known;

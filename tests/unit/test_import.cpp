@@ -130,9 +130,10 @@ TEST_CASE("import: a DGX-1 NCCL XML gives the same machine as its topo -m") {
 TEST_CASE("import: NVSwitch links in NCCL XML become switch planes; sm picks the GPU") {
   ImportedMachine m = parse_nccl_xml(read_text(test_data("import/dgx-a100-nvswitch.xml")), "a100.xml", false);
   CHECK(m.nvswitch_links == std::vector<int>(8, 12));
-  CHECK(m.gpus[0].model == "a100");
+  CHECK(m.gpus[0].sm == "80");  // the model is chosen with the catalogue, by device id or sm
   CHECK(m.nics[7].speed_bps == 200e9);
   ImportResult r = build_topology_spec(m, catalog(), servers(), ImportOptions{"", "", "", "a"});
+  CHECK(r.spec.devices.front().model == "a100");
   CHECK(r.spec.devices.back().model == "connectx6-hdr");
   CHECK(load_back(r, "a100x.json").gpu_count() == 8);
 }
@@ -159,7 +160,8 @@ TEST_CASE("import: topo -m affinities found by fuzzing are input errors, not sto
     return input_error([&] { smi_machine(parse_nvidia_smi(read_text(test_data("fuzz/nvidia_smi/" + file)), file)); });
   };
   CHECK(error("numa-affinity-past-int.txt") ==
-        "numa-affinity-past-int.txt:2: row GPU0: NUMA Affinity '99999999999' is not a node number (0 to 4095) or N/A");
+        "numa-affinity-past-int.txt:2: row GPU0: NUMA Affinity '99999999999' is not a NUMA node (0 to 4095) or a list of "
+        "them like 0-3 or N/A");
   std::string cores = error("cpu-affinity-700-million-cores.txt");
   CHECK_THAT(cores, Catch::StartsWith("cpu-affinity-700-million-cores.txt:2: row GPU0: CPU Affinity '0-999999,0-999999,"));
   CHECK_THAT(cores, Catch::EndsWith("' is not a list of cores like 0-19,40-59 or N/A"));
