@@ -237,21 +237,25 @@ const TopologySpec& choose_reference(const ImportedMachine& m, const GpuModel& g
       if (s.name == options.like) return s;
     throw UsageError("--like: " + unknown_name_message("bundled server", options.like, names));
   }
-  // Lexicographic: GPU generation, socket count, GPU model, GPU count.
+  // Lexicographic: has the models the machine needs (a PCIe switch, a socket link), GPU
+  // generation, socket count, GPU model, GPU count.
   auto score = [&](const TopologySpec& s) {
     std::string model = first_gpu_model(s);
     auto it = catalog.gpus().find(model);
     bool generation = it != catalog.gpus().end() && it->second.architecture == gpu.architecture;
-    return std::make_tuple(generation, count_of(s, DeviceType::cpu) == packages(m), model == gpu.name,
+    bool capable = (m.switches.empty() || count_of(s, DeviceType::pcie_switch) > 0) &&
+                   (packages(m) < 2 || count_of(s, DeviceType::cpu) > 1);
+    return std::make_tuple(capable, generation, count_of(s, DeviceType::cpu) == packages(m), model == gpu.name,
                            count_of(s, DeviceType::gpu) == static_cast<int>(m.gpus.size()));
   };
   const TopologySpec* best = nullptr;
   for (const TopologySpec& s : servers)
     if (count_of(s, DeviceType::gpu) > 0 && (best == nullptr || score(s) > score(*best))) best = &s;
   if (best == nullptr) throw UsageError("no bundled server to take the CPU, socket link and PCIe models from");
-  auto [generation, sockets, model, count] = score(*best);
+  auto [capable, generation, sockets, model, count] = score(*best);
   std::string why = std::string(generation ? "same GPU generation (" + gpu.architecture + ")" : "no bundled server has " + gpu.architecture + " GPUs") +
-                    (sockets ? ", same socket count" : ", another socket count") + (model ? ", same GPU model" : "");
+                    (sockets ? ", same socket count" : ", another socket count") + (model ? ", same GPU model" : "") +
+                    (capable ? "" : "; it lacks a PCIe switch or socket link the file needs");
   notes.push_back("reference server: bundled " + best->name + " (" + why + "; give --like SERVER to take another's)");
   return *best;
 }

@@ -186,14 +186,14 @@ class SmiMachine {
           if (domain_[at(d)] < 0) domain_[at(d)] = add_domain(package_[at(d)], "", d);
         }
       }
-    for (const auto& [k, index] : domain_of) {
-      int nodes = 0;
-      for (const auto& [other, i] : domain_of) nodes += other.first == k.first;
-      if (nodes > 1 && machine_.sockets[at(index)].numa_node)
-        machine_.notes.push_back("socket " + std::to_string(k.first) + " holds NUMA node " +
-                                 std::to_string(*machine_.sockets[at(index)].numa_node) +
-                                 " and others with NODE between them: one socket split into NUMA nodes (sub-NUMA clustering)");
-    }
+    std::map<int, std::vector<std::string>> nodes_of;  // package -> its NUMA nodes
+    for (const ImportedSocket& s : machine_.sockets)
+      nodes_of[s.package].push_back(s.numa_node ? std::to_string(*s.numa_node) : "?");
+    for (const auto& [package, nodes] : nodes_of)
+      if (nodes.size() > 1)
+        machine_.notes.push_back("socket " + std::to_string(package) + " holds NUMA nodes " + join(nodes, ", ") +
+                                 " with NODE between them: one socket split into NUMA nodes (sub-NUMA clustering), "
+                                 "joined by the catalogue's numa link");
   }
 
   // PIX shares a switch; PXB shares a parent switch above the switches; PHB or NODE between root
