@@ -1,6 +1,7 @@
 #include "cli/common.hpp"
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include "util/error.hpp"
@@ -39,6 +40,15 @@ std::vector<int> counts_option(const std::string& text, const char* option) {
 }
 
 void write_file_whole(const std::string& path, const std::string& text, const std::string& option) {
+  // A device or pipe (-o /dev/null, -o /dev/stdout) is written in place: renaming a file over it
+  // would replace the device, and nothing there can be left half-written.
+  std::error_code ec;
+  auto status = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+    std::ofstream out(path, std::ios::binary);
+    if (!out || !(out << text).flush()) throw UsageError(option + " " + path + ": cannot write");
+    return;
+  }
   std::string temporary = path + ".tmp";
   {
     std::ofstream out(temporary, std::ios::binary);

@@ -353,17 +353,25 @@ NicChoice choose_nic_model(const ImportedMachine& m, const ImportedEndpoint& n, 
                           layer_name(link_layer_of(nic, catalog)) + ") as in bundled " + host.server +
                           " (the file does not say; give --nic)"};
   }
-  // Link layer: the card's PCI device id when every model with that id speaks one; else the port's
-  // name ("roce0"; "mlx5_bond_0" is a link aggregation, which only Ethernet does); else InfiniBand.
+  // Link layer: the port's name ("roce0"; "mlx5_bond_0" is a link aggregation, which only Ethernet
+  // does); else the card's PCI device id when the card runs one layer only (not a VPI card);
+  // else InfiniBand, with the note saying it is assumed.
   std::set<std::string> id_layers;
+  bool id_known = false, stated = true;
   for (const auto& [name, model] : catalog.nics())
-    if (!n.pci_device.empty() && std::count(model.pci_device_ids.begin(), model.pci_device_ids.end(), n.pci_device))
-      id_layers.insert(link_layer_of(model, catalog));
-  std::string layer = "infiniband", why = "assumed: neither the PCI device id nor the port name says";
-  if (id_layers.size() == 1 && !id_layers.begin()->empty()) {
+    if (!n.pci_device.empty() && std::count(model.pci_device_ids.begin(), model.pci_device_ids.end(), n.pci_device)) {
+      id_known = true;
+      stated &= !model.card_link_layers.empty();
+      id_layers.insert(model.card_link_layers.begin(), model.card_link_layers.end());
+    }
+  std::string layer = "infiniband",
+              why = std::string("assumed: neither the port name nor the PCI device id says") +
+                    (id_known && stated && id_layers.size() > 1 ? " (" + n.pci_device + " is a VPI card, InfiniBand or Ethernet)" : "");
+  bool by_name = n.name.find("roce") != std::string::npos || n.name.find("bond") != std::string::npos;
+  if (!by_name && id_known && stated && id_layers.size() == 1) {
     layer = *id_layers.begin();
     why = "its PCI device " + n.pci_device + " is a card that speaks " + layer_name(layer) + " only";
-  } else if (n.name.find("roce") != std::string::npos || n.name.find("bond") != std::string::npos) {
+  } else if (by_name) {
     layer = "ethernet";
     why = n.name.find("bond") != std::string::npos ? "the port is a bond (link aggregation), which only Ethernet has" : "the port name says RoCE";
   }

@@ -208,6 +208,15 @@ NicModel read_nic(const std::string& name, const Json& value, const SourceRef& w
     m.ports = params.integer(r, "ports", 1, 16);
     m.pcie_model = params.string(r, "pcie");
     m.pci_device_ids = read_pci_device_ids(r, params);
+    if (r.has("card_link_layers")) {
+      params.add("card_link_layers");
+      m.card_link_layers = read_array(r, "card_link_layers", [](const Json& v, const SourceRef& at) {
+        std::string layer = v.is_string() ? v.get<std::string>() : "";
+        if (layer != "infiniband" && layer != "ethernet")
+          fail(at, "expected \"infiniband\" or \"ethernet\", got " + describe(v));
+        return layer;
+      });
+    }
   });
 }
 

@@ -119,6 +119,9 @@ struct NicModel {
   int ports = 1;
   std::string pcie_model;
   std::vector<std::string> pci_device_ids;  ///< "0x101d", as NCCL's topology XML prints them
+  /// Link layers the card can run ("infiniband", "ethernet"): both for VPI cards, whose PCI id
+  /// then does not tell the layer; empty when not stated.
+  std::vector<std::string> card_link_layers;
   Sources sources;
   SourceRef where;
 };
