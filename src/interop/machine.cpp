@@ -57,7 +57,7 @@ std::vector<int> switched_links(const ImportedMachine& m, const GpuModel& gpu) {
 // Writes the devices and links of the spec from the chosen models.
 class SpecWriter {
  public:
-  SpecWriter(const ImportedMachine& m, const Catalog& catalog, TopologySpec& spec) : m_(m), catalog_(catalog), spec_(spec) {}
+  SpecWriter(const ImportedMachine& m, TopologySpec& spec) : m_(m), spec_(spec) {}
 
   static std::string gpu_id(std::size_t i) { return "gpu" + std::to_string(i); }
   static std::string switch_id(int i) { return "pcie" + std::to_string(i); }
@@ -65,7 +65,13 @@ class SpecWriter {
 
   void device(const std::string& id, DeviceType type, const std::string& model, const std::string& cores = "",
               std::optional<int> numa = std::nullopt) {
-    spec_.devices.push_back({id, type, model, cores, numa, 0, {}});
+    DeviceSpec d;
+    d.id = id;
+    d.type = type;
+    d.model = model;
+    d.cores = cores;
+    d.numa_node = numa;
+    spec_.devices.push_back(d);
   }
 
   void link(const std::string& a, const std::string& b, const std::string& model, int count) {
@@ -113,7 +119,6 @@ class SpecWriter {
 
  private:
   const ImportedMachine& m_;
-  const Catalog& catalog_;
   TopologySpec& spec_;
 };
 
@@ -159,7 +164,7 @@ ImportResult build_topology_spec(const ImportedMachine& m, const Catalog& catalo
 
   // Devices, in the bundled files' order: GPUs, NVSwitches, PCIe switches, CPUs, NICs.
   TopologySpec& spec = result.spec;
-  SpecWriter w(m, catalog, spec);
+  SpecWriter w(m, spec);
   spec.name = options.name;
   spec.description = "Imported by topsim import from " + m.format + " (" + m.file + "): " + std::to_string(m.gpus.size()) +
                      " x " + gpu_model + "; CPU " + cpu + "; PCIe models as in bundled " + host.server + ".";
