@@ -7,7 +7,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace topsim;
   return fuzz::expect_valid_or_input_error([&] {
     const std::string file = "fuzz-topo.xml";
-    ImportedMachine machine = parse_nccl_xml(fuzz::as_text(data, size), file, false);
+    ImportedMachine machine = parse_nccl_xml(fuzz::as_text(data, size), file);
     fuzz::import_machine(machine, file);
   });
 }

@@ -63,7 +63,7 @@ void run_import(Context& context, const ImportArgs& args, bool xml) {
   ImportedMachine machine;
   std::optional<SmiMatrix> matrix;
   if (xml) {
-    machine = parse_nccl_xml(text, args.input, !args.options.gpu.empty());
+    machine = parse_nccl_xml(text, args.input);
   } else {
     matrix = parse_nvidia_smi(text, args.input);
     check_smi_view(*matrix, args.options.pcie_only);

@@ -86,16 +86,6 @@ NvlinkShape shape_of(const ImportedMachine& m, bool switched) {
   return shape;
 }
 
-int packages(const ImportedMachine& m) {
-  std::set<int> p;
-  for (std::size_t i = 0; i < m.sockets.size(); ++i) p.insert(m.sockets[i].package >= 0 ? m.sockets[i].package : -1 - static_cast<int>(i));
-  return static_cast<int>(p.size());
-}
-
-std::string ref_text(const ImportedMachine& m, const ImportRef& where) {
-  return m.file + (where.line.empty() ? "" : ":" + where.line);
-}
-
 double port_rate_bps(const NicModel& n, const Catalog& catalog) {
   auto link = catalog.links().find(n.port_model);
   return link == catalog.links().end() ? 0 : link->second.bandwidth_Bps * 8;
@@ -244,8 +234,8 @@ const TopologySpec& choose_reference(const ImportedMachine& m, const GpuModel& g
     auto it = catalog.gpus().find(model);
     bool generation = it != catalog.gpus().end() && it->second.architecture == gpu.architecture;
     bool capable = (m.switches.empty() || count_of(s, DeviceType::pcie_switch) > 0) &&
-                   (packages(m) < 2 || count_of(s, DeviceType::cpu) > 1);
-    return std::make_tuple(capable, generation, count_of(s, DeviceType::cpu) == packages(m), model == gpu.name,
+                   (socket_count(m) < 2 || count_of(s, DeviceType::cpu) > 1);
+    return std::make_tuple(capable, generation, count_of(s, DeviceType::cpu) == socket_count(m), model == gpu.name,
                            count_of(s, DeviceType::gpu) == static_cast<int>(m.gpus.size()));
   };
   const TopologySpec* best = nullptr;
@@ -348,7 +338,7 @@ NicChoice choose_nic_model(const ImportedMachine& m, const ImportedEndpoint& n, 
   if (!n.speed_bps) {
     if (host.nic.empty())
       throw UsageError("the file has NICs but does not say their model, and bundled " + host.server + " has none to copy; give --nic MODEL");
-    const NicModel& nic = catalog.nic(host.nic, SourceRef{ref_text(m, n.where), ""});
+    const NicModel& nic = catalog.nic(host.nic, SourceRef{import_place(m, n.where), ""});
     return {host.nic, host.nic + " (" + gbps(port_rate_bps(nic, catalog)) + " " +
                           layer_name(link_layer_of(nic, catalog)) + ") as in bundled " + host.server +
                           " (the file does not say; give --nic)"};

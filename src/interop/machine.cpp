@@ -15,11 +15,21 @@ void import_fail(const std::string& file, const ImportRef& where, const std::str
   throw InputError(file, where.line, where.element.empty() ? message : where.element + ": " + message);
 }
 
-namespace {
+int package_of(const ImportedMachine& m, std::size_t socket) {
+  return m.sockets[socket].package >= 0 ? m.sockets[socket].package : -1 - static_cast<int>(socket);
+}
 
-std::string ref_text(const ImportedMachine& m, const ImportRef& where) {
+int socket_count(const ImportedMachine& m) {
+  std::set<int> packages;
+  for (std::size_t i = 0; i < m.sockets.size(); ++i) packages.insert(package_of(m, i));
+  return static_cast<int>(packages.size());
+}
+
+std::string import_place(const ImportedMachine& m, const ImportRef& where) {
   return m.file + (where.line.empty() ? "" : ":" + where.line);
 }
+
+namespace {
 
 std::vector<int> nvlinks_per_gpu(const ImportedMachine& m) {
   std::vector<int> per(m.gpus.size(), 0);
@@ -75,12 +85,7 @@ class SpecWriter {
   }
 
   void link(const std::string& a, const std::string& b, const std::string& model, int count) {
-    LinkSpec l;
-    l.a = a;
-    l.b = b;
-    l.model = model;
-    l.count = count;
-    spec_.links.push_back(l);
+    spec_.links.push_back(link_spec(a, b, model, count));
   }
 
   std::string parent(const ImportedEndpoint& e) const { return e.pcie_switch >= 0 ? switch_id(e.pcie_switch) : cpu_id(e.socket); }
@@ -101,12 +106,11 @@ class SpecWriter {
   // NUMA nodes of one socket joined by the numa link; sockets pairwise by the socket link, between
   // the first NUMA node of each, as every bundled multi-socket server is.
   void host_links(const std::string& socket_link, int socket_links, const std::string& numa_link) {
-    auto package = [&](std::size_t i) { return m_.sockets[i].package >= 0 ? m_.sockets[i].package : -1 - static_cast<int>(i); };
     std::vector<std::size_t> heads;
     for (std::size_t a = 0; a < m_.sockets.size(); ++a) {
       bool head = true;
       for (std::size_t b = 0; b < a; ++b)
-        if (package(a) == package(b)) {
+        if (package_of(m_, a) == package_of(m_, b)) {
           if (head) link(cpu_id(static_cast<int>(b)), cpu_id(static_cast<int>(a)), numa_link, 1);
           head = false;
         }
@@ -122,18 +126,8 @@ class SpecWriter {
   TopologySpec& spec_;
 };
 
-bool has_numa_nodes(const ImportedMachine& m) {
-  std::set<int> seen;
-  for (const ImportedSocket& s : m.sockets)
-    if (s.package >= 0 && !seen.insert(s.package).second) return true;
-  return false;
-}
-
-int socket_count(const ImportedMachine& m) {
-  std::set<int> p;
-  for (std::size_t i = 0; i < m.sockets.size(); ++i) p.insert(m.sockets[i].package >= 0 ? m.sockets[i].package : -1 - static_cast<int>(i));
-  return static_cast<int>(p.size());
-}
+// More NUMA nodes than sockets: some socket is split (sub-NUMA clustering).
+bool has_numa_nodes(const ImportedMachine& m) { return socket_count(m) < static_cast<int>(m.sockets.size()); }
 
 }  // namespace
 
@@ -186,7 +180,7 @@ ImportResult build_topology_spec(const ImportedMachine& m, const Catalog& catalo
   for (std::size_t i = 0; i < m.nics.size(); ++i) {
     const ImportedEndpoint& n = m.nics[i];
     NicChoice choice = choose_nic_model(m, n, catalog, host, options);
-    catalog.nic(choice.model, SourceRef{options.nic.empty() ? ref_text(m, n.where) : "--nic", ""});
+    catalog.nic(choice.model, SourceRef{options.nic.empty() ? import_place(m, n.where) : "--nic", ""});
     nic_ids.push_back(w.nic_id(n, i));
     nic_models.push_back(choice.model);
     if (!choice.note.empty()) nic_notes[choice.note].push_back(nic_ids.back());

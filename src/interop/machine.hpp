@@ -71,6 +71,14 @@ struct ImportedMachine {
   std::vector<std::string> notes;             ///< what the reader concluded that the input did not say
 };
 
+/// The physical socket of NUMA node `socket` (a node without a package is a socket of its own),
+/// and how many sockets the machine has.
+int package_of(const ImportedMachine& m, std::size_t socket);
+int socket_count(const ImportedMachine& m);
+
+/// "file:line" of an imported element, for a SourceRef.
+std::string import_place(const ImportedMachine& m, const ImportRef& where);
+
 /// The file and line of an imported element, as InputError arguments.
 [[noreturn]] void import_fail(const std::string& file, const ImportRef& where, const std::string& message);
 

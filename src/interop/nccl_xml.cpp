@@ -26,7 +26,6 @@ std::string lower(std::string s) {
 struct Reader {
   const std::string& text;
   const std::string& file;
-  bool gpu_given;
   ImportedMachine machine;
   struct Gpu {
     int dev = 0;
@@ -214,10 +213,10 @@ struct Reader {
 
 }  // namespace
 
-ImportedMachine parse_nccl_xml(const std::string& text, const std::string& file, bool gpu_given) {
+ImportedMachine parse_nccl_xml(const std::string& text, const std::string& file) {
   pugi::xml_document doc;
   pugi::xml_parse_result parsed = doc.load_buffer(text.data(), text.size());
-  Reader reader{text, file, gpu_given, {}, {}, {}};
+  Reader reader{text, file, {}, {}, {}};
   if (!parsed)
     throw InputError(file, std::to_string(reader.line_of(parsed.offset)),
                      std::string("not well-formed XML: ") + parsed.description() + " (NCCL_TOPO_DUMP_FILE writes <system version=\"1\">...)");

@@ -9,7 +9,7 @@
 namespace topsim {
 
 /// InputError "file:line: /system/cpu[1]/pci[2]/gpu: ..." naming what was expected.
-/// `gpu_given`: --gpu names the model, so a GPU's sm need not map to one.
-ImportedMachine parse_nccl_xml(const std::string& text, const std::string& file, bool gpu_given);
+/// The GPU model is chosen later (build_topology_spec), by --gpu, PCI device id or sm.
+ImportedMachine parse_nccl_xml(const std::string& text, const std::string& file);
 
 }  // namespace topsim

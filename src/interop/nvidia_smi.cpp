@@ -161,8 +161,9 @@ class SmiMachine {
         if (first < m_.gpus && !k.empty()) {
           s.cores = m_.cpu_affinity[at(first)];
           const std::string& numa = m_.numa_affinity[at(first)];
-          if (!numa.empty()) s.numa_node = parse_int_list(numa).front();
-          if (!numa.empty() && parse_int_list(numa).size() > 1)
+          std::vector<int> nodes = numa.empty() ? std::vector<int>{} : parse_int_list(numa);
+          if (!nodes.empty()) s.numa_node = nodes.front();
+          if (nodes.size() > 1)
             machine_.notes.push_back(label(first) + " reads NUMA Affinity " + numa +
                                      ", several nodes (a VM or a GPU with memory nodes of its own); its socket is given node " +
                                      std::to_string(*s.numa_node));

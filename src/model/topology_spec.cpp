@@ -14,6 +14,16 @@ const char* to_string(DeviceType type) {
   return "?";
 }
 
+LinkSpec link_spec(const std::string& a, const std::string& b, const std::string& model, int count, const SourceRef& where) {
+  LinkSpec l;
+  l.a = a;
+  l.b = b;
+  l.model = model;
+  l.count = count;
+  l.where = where;
+  return l;
+}
+
 std::string ScaleOut::text() const {
   std::string out;
   auto add = [&](const std::string& part) { out += (out.empty() ? "" : ", ") + part; };

@@ -34,6 +34,10 @@ struct LinkSpec {
   SourceRef where;
 };
 
+/// A link of `count` parallel links of `model` between devices `a` and `b`, with no overrides.
+LinkSpec link_spec(const std::string& a, const std::string& b, const std::string& model, int count,
+                   const SourceRef& where = SourceRef{});
+
 /// How servers are joined when replicated into a cluster.
 struct FabricSpec {
   std::string kind;                ///< "fat-tree" (NICs onto leaves node by node), "rail" (NIC i of

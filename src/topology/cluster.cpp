@@ -203,7 +203,7 @@ TopologySpec expand_cluster(const ClusterSpec& cluster, const TopologySpec& node
       int external = static_cast<int>(std::lround(gpu_links * fabric.external_ratio));
       if (external == 0) continue;
       for (int k = 0; k < cluster.nodes; ++k)
-        out.links.push_back(cluster_link(prefixed(k, chip->id), "fabric.nvlink", model.nvlink_model, external, where));
+        out.links.push_back(link_spec(prefixed(k, chip->id), "fabric.nvlink", model.nvlink_model, external, where));
     }
     return out;
   }
@@ -219,7 +219,7 @@ TopologySpec expand_cluster(const ClusterSpec& cluster, const TopologySpec& node
         fail(where.at("planes"), g->model + " has " + std::to_string(m.nvlink_count) + " NVLinks, not divisible over " +
                                      std::to_string(fabric.planes) + " planes");
       for (int p = 0; p < fabric.planes; ++p)
-        out.links.push_back(cluster_link(prefixed(k, g->id), "fabric.nvswitch" + std::to_string(p), m.nvlink_model,
+        out.links.push_back(link_spec(prefixed(k, g->id), "fabric.nvswitch" + std::to_string(p), m.nvlink_model,
                                  m.nvlink_count / fabric.planes, where));
     }
   return out;

@@ -17,16 +17,6 @@ DeviceSpec cluster_device(const std::string& id, DeviceType type, const std::str
   return d;
 }
 
-LinkSpec cluster_link(const std::string& a, const std::string& b, const std::string& model, int count, const SourceRef& where) {
-  LinkSpec l;
-  l.a = a;
-  l.b = b;
-  l.model = model;
-  l.count = count;
-  l.where = where;
-  return l;
-}
-
 
 namespace {
 
@@ -59,7 +49,7 @@ void attach_leaves(TopologySpec& out, const Groups& groups, const SwitchModel& l
   if (ports_of(groups) <= leaf.ports) {  // one switch holds every port
     out.devices.push_back(switch_device(prefix + "leaf0", leaf.name, where));
     for (const auto& g : groups)
-      for (const auto& [nic, ports] : g) out.links.push_back(cluster_link(nic, prefix + "leaf0", port_model, ports, where));
+      for (const auto& [nic, ports] : g) out.links.push_back(link_spec(nic, prefix + "leaf0", port_model, ports, where));
     return;
   }
   int down = down_ports(leaf, oversubscription);
@@ -73,11 +63,11 @@ void attach_leaves(TopologySpec& out, const Groups& groups, const SwitchModel& l
     for (const auto& [nic, ports] : g) {
       if (used + ports > down) {
         out.devices.push_back(switch_device(prefix + "leaf" + std::to_string(leaves), leaf.name, where));
-        out.links.push_back(cluster_link(prefix + "leaf" + std::to_string(leaves), prefix + "core", port_model, up, where));
+        out.links.push_back(link_spec(prefix + "leaf" + std::to_string(leaves), prefix + "core", port_model, up, where));
         ++leaves;
         used = 0;
       }
-      out.links.push_back(cluster_link(nic, prefix + "leaf" + std::to_string(leaves - 1), port_model, ports, where));
+      out.links.push_back(link_spec(nic, prefix + "leaf" + std::to_string(leaves - 1), port_model, ports, where));
       used += ports;
     }
   }
@@ -129,14 +119,14 @@ void attach_three_tiers(TopologySpec& out, const Groups& groups, const SwitchMod
     for (int s = 0; s < spines; ++s) {
       std::string spine = prefix + "spine" + std::to_string(q * spines + s);
       out.devices.push_back(switch_device(spine, leaf.name, where));
-      if (pods > 1) out.links.push_back(cluster_link(spine, prefix + "core", port_model, spine_up, where));
+      if (pods > 1) out.links.push_back(link_spec(spine, prefix + "core", port_model, spine_up, where));
     }
     for (int k = first; k < last; ++k) {
       std::string id = prefix + "leaf" + std::to_string(k);
       out.devices.push_back(switch_device(id, leaf.name, where));
-      for (const auto& [nic, ports] : leaves[static_cast<std::size_t>(k)]) out.links.push_back(cluster_link(nic, id, port_model, ports, where));
+      for (const auto& [nic, ports] : leaves[static_cast<std::size_t>(k)]) out.links.push_back(link_spec(nic, id, port_model, ports, where));
       for (int s = 0; s < spines; ++s)
-        out.links.push_back(cluster_link(id, prefix + "spine" + std::to_string(q * spines + s), port_model, per_spine, where));
+        out.links.push_back(link_spec(id, prefix + "spine" + std::to_string(q * spines + s), port_model, per_spine, where));
     }
   }
 }

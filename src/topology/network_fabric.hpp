@@ -13,7 +13,6 @@ namespace topsim {
 
 /// A fabric device (node -1) and a link between two devices, as cluster expansion writes them.
 DeviceSpec cluster_device(const std::string& id, DeviceType type, const std::string& model, const SourceRef& where);
-LinkSpec cluster_link(const std::string& a, const std::string& b, const std::string& model, int count, const SourceRef& where);
 
 /// NIC ports to attach: (device id, ports), in the order the leaves fill.
 using NicPorts = std::vector<std::pair<std::string, int>>;

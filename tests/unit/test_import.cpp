@@ -28,7 +28,7 @@ std::string smi_error(const std::string& file) {
 }
 
 std::string xml_error(const std::string& file) {
-  return input_error([&] { parse_nccl_xml(read_text(test_data("import/" + file)), file, false); });
+  return input_error([&] { parse_nccl_xml(read_text(test_data("import/" + file)), file); });
 }
 
 int links_between(const TopologySpec& s, const std::string& a, const std::string& b) {
@@ -109,7 +109,7 @@ TEST_CASE("import: malformed topo -m names the line and what was expected") {
 }
 
 TEST_CASE("import: a DGX-1 NCCL XML gives the same machine as its topo -m") {
-  ImportedMachine xml = parse_nccl_xml(read_text(test_data("import/dgx1-v100.xml")), "dgx1.xml", false);
+  ImportedMachine xml = parse_nccl_xml(read_text(test_data("import/dgx1-v100.xml")), "dgx1.xml");
   ImportedMachine smi = smi_machine(parse_nvidia_smi(read_text(test_data("import/dgx1-v100.txt")), "dgx1.txt"));
   REQUIRE(xml.sockets.size() == 2);
   CHECK(xml.sockets[0].cores == smi.sockets[0].cores);
@@ -128,7 +128,7 @@ TEST_CASE("import: a DGX-1 NCCL XML gives the same machine as its topo -m") {
 }
 
 TEST_CASE("import: NVSwitch links in NCCL XML become switch planes; sm picks the GPU") {
-  ImportedMachine m = parse_nccl_xml(read_text(test_data("import/dgx-a100-nvswitch.xml")), "a100.xml", false);
+  ImportedMachine m = parse_nccl_xml(read_text(test_data("import/dgx-a100-nvswitch.xml")), "a100.xml");
   CHECK(m.nvswitch_links == std::vector<int>(8, 12));
   CHECK(m.gpus[0].sm == "80");  // the model is chosen with the catalogue, by device id or sm
   CHECK(m.nics[7].speed_bps == 200e9);
