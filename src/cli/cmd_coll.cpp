@@ -20,9 +20,6 @@ namespace topsim {
 
 namespace {
 
-constexpr double kGB = 1e9;
-constexpr double kUs = 1e-6;
-
 struct CollArgs {
   std::string topology;
   std::string format;

@@ -9,14 +9,12 @@
 #include "compute/mig.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
+#include "util/units.hpp"
 
 namespace topsim {
 
 namespace {
-
-constexpr double kUs = 1e-6;
 constexpr double kTera = 1e12;
-constexpr double kGB = 1e9;
 
 struct ComputeArgs {
   std::string gpu;

@@ -16,9 +16,6 @@ namespace topsim {
 
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024 * 1024;
-constexpr double kMs = 1e-3;
-
 struct InferArgs {
   std::string model;
   std::string gpus;

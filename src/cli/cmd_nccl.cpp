@@ -10,8 +10,6 @@ namespace topsim {
 
 namespace {
 
-constexpr double kUs = 1e-6;
-
 struct ChooseArgs {
   std::string topology;
   std::string format;
@@ -59,7 +57,7 @@ void add_nccl_command(CLI::App& app, Context& context) {
   add_scale_out_options(*choose, args->scale);
   add_request_options(*choose, args->request);
   choose->callback([args, &context]() {
-    Format format = parse_format(args->format);
+    Format out_format = parse_format(args->format);
     const Catalog& catalog = context.workspace().catalog();
     Topology t = context.workspace().topology(args->topology, args->scale, "", catalog);
     std::vector<int> gpus(static_cast<std::size_t>(t.gpu_count()));
@@ -91,7 +89,7 @@ void add_nccl_command(CLI::App& app, Context& context) {
                        std::string(to_string(c.proto)), static_cast<long long>(c.channels), estimate, runner_up});
       }
     }
-    context.out = table.render(format);
+    context.out = table.render(out_format);
   });
 }
 

@@ -10,9 +10,6 @@ namespace topsim {
 
 namespace {
 
-constexpr double kGB = 1e9;
-constexpr double kUs = 1e-6;
-
 struct P2pArgs {
   std::string topology;
   std::string format;

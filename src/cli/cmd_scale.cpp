@@ -10,13 +10,11 @@
 #include "topology/faults.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
+#include "util/units.hpp"
 
 namespace topsim {
 
 namespace {
-
-constexpr double kGB = 1e9;
-constexpr double kUs = 1e-6;
 
 struct ScaleArgs {
   std::string topology;

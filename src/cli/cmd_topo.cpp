@@ -8,12 +8,11 @@
 #include "topology/analysis.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
+#include "util/units.hpp"
 
 namespace topsim {
 
 namespace {
-
-constexpr double kGB = 1e9;
 
 std::string count_by_model(const Topology& t, DeviceType type) {
   std::map<std::string, int> counts;

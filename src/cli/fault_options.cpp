@@ -2,6 +2,7 @@
 
 #include "util/error.hpp"
 #include "util/text.hpp"
+#include "util/units.hpp"
 
 namespace topsim {
 
@@ -62,8 +63,6 @@ double change_pct(double healthy, double faulty) { return healthy > 0 ? 100 * (f
 
 std::string comparison_text(const std::string& faults, const std::string& point_column,
                             const std::vector<FaultComparison>& rows) {
-  constexpr double kGB = 1e9;
-  constexpr double kUs = 1e-6;
   Table table({{point_column},
                {"healthy_us", 2},
                {"faulty_us", 2},

@@ -135,7 +135,6 @@ std::string describe(const Json& value) {
   }
 }
 
-void fail(const SourceRef& where, const std::string& message) { throw InputError(where.file, where.pointer, message); }
 
 void expect_object(const Json& value, const SourceRef& where) {
   if (!value.is_object()) fail(where, "expected an object, got " + describe(value));

@@ -20,8 +20,6 @@ Json parse_json_text(const std::string& text, const std::string& file);
 /// Human name of a JSON value's type for error messages: "a string", "the number 3".
 std::string describe(const Json& value);
 
-[[noreturn]] void fail(const SourceRef& where, const std::string& message);
-
 /// Reads the members of one JSON object. Every key read is marked as known; finish() then
 /// rejects the rest with a "did you mean" hint, so a typo never becomes a silent default.
 class ObjectReader {

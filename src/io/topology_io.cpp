@@ -44,7 +44,7 @@ DeviceSpec read_device(const Json& value, const SourceRef& where) {
   return d;
 }
 
-LinkSpec read_link(const Json& value, const SourceRef& where) {
+LinkSpec read_link_spec(const Json& value, const SourceRef& where) {
   ObjectReader r(value, where);
   LinkSpec l;
   l.where = where;
@@ -105,7 +105,7 @@ TopologySpec parse_topology_spec(const std::string& text, const std::string& pat
   spec.description = r.string("description");
   spec.sources = read_sources(r);
   spec.devices = read_array(r, "devices", read_device);
-  spec.links = read_array(r, "links", read_link);
+  spec.links = read_array(r, "links", read_link_spec);
   if (const Json* fabric = r.optional("scale_out")) spec.scale_out = read_fabric(*fabric, r.at("scale_out"));
   r.finish();
   return spec;

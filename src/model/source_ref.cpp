@@ -1,5 +1,7 @@
 #include "model/source_ref.hpp"
 
+#include "util/error.hpp"
+
 namespace topsim {
 
 SourceRef SourceRef::at(const std::string& key) const {
@@ -13,5 +15,7 @@ SourceRef SourceRef::at(const std::string& key) const {
 }
 
 SourceRef SourceRef::at(std::size_t index) const { return {file, pointer + "/" + std::to_string(index)}; }
+
+void fail(const SourceRef& where, const std::string& message) { throw InputError(where.file, where.pointer, message); }
 
 }  // namespace topsim

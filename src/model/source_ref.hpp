@@ -17,4 +17,7 @@ struct SourceRef {
   SourceRef at(std::size_t index) const;        ///< pointer of an array element
 };
 
+/// Throws InputError at `where`.
+[[noreturn]] void fail(const SourceRef& where, const std::string& message);
+
 }  // namespace topsim

@@ -13,10 +13,6 @@ namespace topsim {
 
 namespace {
 
-[[noreturn]] void fail(const SourceRef& where, const std::string& message) {
-  throw InputError(where.file, where.pointer, message);
-}
-
 std::string prefixed(int node, const std::string& id) { return "n" + std::to_string(node) + "." + id; }
 
 }  // namespace

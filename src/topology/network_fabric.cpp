@@ -20,10 +20,6 @@ DeviceSpec cluster_device(const std::string& id, DeviceType type, const std::str
 
 namespace {
 
-[[noreturn]] void fail(const SourceRef& where, const std::string& message) {
-  throw InputError(where.file, where.pointer, message);
-}
-
 DeviceSpec switch_device(const std::string& id, const std::string& model, const SourceRef& where) {
   return cluster_device(id, DeviceType::network_switch, model, where);
 }

@@ -10,10 +10,6 @@ namespace topsim {
 
 namespace {
 
-[[noreturn]] void fail(const SourceRef& where, const std::string& message) {
-  throw InputError(where.file, where.pointer, message);
-}
-
 bool is_endpoint(DeviceType type) { return type == DeviceType::gpu || type == DeviceType::nic; }
 
 std::string describe_device(const Device& d) { return d.id + " (" + d.model_name + ")"; }

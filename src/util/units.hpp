@@ -6,6 +6,13 @@
 
 namespace topsim {
 
+/// Output units: an SI value divided by one of these is in that unit (one definition each).
+constexpr double kGB = 1e9;             ///< bytes per GB; GB/s means 1e9 bytes/s throughout
+constexpr double kGiB = 1073741824.0;   ///< bytes per GiB (2^30)
+constexpr double kMiB = 1048576.0;      ///< bytes per MiB (2^20)
+constexpr double kMs = 1e-3;            ///< seconds per millisecond
+constexpr double kUs = 1e-6;            ///< seconds per microsecond
+
 enum class Quantity { bandwidth, time, size, flop_rate, power };
 
 /// Parses "<number><unit>" (spaces allowed between them) into SI units.

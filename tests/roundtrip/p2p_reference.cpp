@@ -18,6 +18,7 @@
 #include "topology/cluster.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
+#include "util/units.hpp"
 
 #ifndef TOPSIM_DATA_DIR
 #error "TOPSIM_DATA_DIR must name the directory holding models/"
@@ -26,7 +27,6 @@
 using namespace topsim;
 
 namespace {
-constexpr double kGB = 1e9;
 }  // namespace
 
 int main(int argc, char** argv) {

@@ -25,6 +25,13 @@ inline const Catalog& catalog() {
 /// The NCCL release line models/ runs by default.
 inline const NcclVersion& nccl() { return catalog().nccl_version(""); }
 
+/// Ranks 0..n-1: every GPU of a topology, in order.
+inline std::vector<int> all_gpus(const Topology& t) {
+  std::vector<int> gpus(static_cast<std::size_t>(t.gpu_count()));
+  for (int g = 0; g < t.gpu_count(); ++g) gpus[static_cast<std::size_t>(g)] = g;
+  return gpus;
+}
+
 inline Topology bundled(const std::string& name) {
   return Topology::build(load_topology_spec(data_path("topologies/" + name + ".json")), catalog());
 }

@@ -6,13 +6,12 @@
 #include "collectives/communicator.hpp"
 #include "engine/simulator.hpp"
 #include "helpers.hpp"
+#include "util/units.hpp"
 
 using namespace topsim;
 using namespace topsim::test;
 
 namespace {
-
-constexpr double kGiB = 1073741824.0;
 
 std::vector<int> first(int n) {
   std::vector<int> gpus(n);

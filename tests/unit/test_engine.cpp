@@ -4,13 +4,12 @@
 
 #include "engine/simulator.hpp"
 #include "helpers.hpp"
+#include "util/units.hpp"
 
 using namespace topsim;
 using namespace topsim::test;
 
 namespace {
-
-constexpr double kGiB = 1073741824.0;
 
 // Two P100s on one NVLink overridden to 25 GB/s, 1 us, efficiency 1, with a PCIe tree to a CPU.
 Topology pair(double bandwidth_Bps = 25e9, double latency_s = 1e-6) {

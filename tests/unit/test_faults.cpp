@@ -10,13 +10,12 @@
 #include "topology/faults.hpp"
 #include "topology/flat.hpp"
 #include "workload/replay.hpp"
+#include "util/units.hpp"
 
 using namespace topsim;
 using namespace topsim::test;
 
 namespace {
-
-constexpr double kGiB = 1073741824.0;
 
 TopologySpec dgx_a100_cluster(int nodes) {
   ScaleOut scale;
@@ -29,11 +28,6 @@ Topology with_faults(TopologySpec spec, const Faults& faults) {
   return Topology::build(spec, catalog());
 }
 
-std::vector<int> all_gpus(const Topology& t) {
-  std::vector<int> gpus(static_cast<std::size_t>(t.gpu_count()));
-  for (int g = 0; g < t.gpu_count(); ++g) gpus[static_cast<std::size_t>(g)] = g;
-  return gpus;
-}
 
 // The part of a result's time the flows took: its time less the chosen plan's fixed latency.
 double flow_s(const CollResult& r) {

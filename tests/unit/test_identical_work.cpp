@@ -8,15 +8,14 @@
 #include "engine/distinct_constraints.hpp"
 #include "engine/simulator.hpp"
 #include "helpers.hpp"
+#include "util/units.hpp"
 
 using namespace topsim;
 using namespace topsim::test;
 
 namespace {
 
-constexpr double kGiB = 1073741824.0;
-
-std::vector<int> first_gpus(const Topology& t, int count) {
+std::vector<int> first_gpus(const Topology& /*topology*/, int count) {
   std::vector<int> gpus;
   for (int g = 0; g < count; ++g) gpus.push_back(g);
   return gpus;

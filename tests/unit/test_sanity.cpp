@@ -5,19 +5,13 @@
 #include "collectives/communicator.hpp"
 #include "engine/simulator.hpp"
 #include "helpers.hpp"
+#include "util/units.hpp"
 
 using namespace topsim;
 using namespace topsim::test;
 
 namespace {
 
-constexpr double kGiB = 1073741824.0;
-
-std::vector<int> all_gpus(const Topology& t) {
-  std::vector<int> gpus(t.gpu_count());
-  for (int i = 0; i < t.gpu_count(); ++i) gpus[i] = i;
-  return gpus;
-}
 
 // What one GPU can push out at most under NCCL: the sum of its links' capacities.
 double out_capacity_Bps(const Topology& t, int gpu) {

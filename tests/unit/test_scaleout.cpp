@@ -5,19 +5,13 @@
 #include "collectives/communicator.hpp"
 #include "engine/simulator.hpp"
 #include "helpers.hpp"
+#include "util/units.hpp"
 
 using namespace topsim;
 using namespace topsim::test;
 
 namespace {
 
-constexpr double kGiB = 1073741824.0;
-
-std::vector<int> all_gpus(const Topology& t) {
-  std::vector<int> gpus(static_cast<std::size_t>(t.gpu_count()));
-  for (int g = 0; g < t.gpu_count(); ++g) gpus[static_cast<std::size_t>(g)] = g;
-  return gpus;
-}
 
 CollResult run_one(const Topology& t, Communicator& comm, CollRequest request) {
   Simulator sim;

@@ -7,14 +7,12 @@
 #include "helpers.hpp"
 #include "io/io.hpp"
 #include "util/error.hpp"
+#include "util/units.hpp"
 
 using namespace topsim;
 using namespace topsim::test;
 
 namespace {
-
-constexpr double kUs = 1e-6;
-constexpr double kGBps = 1e9;
 
 // A DGX A100 as NCCL's tuner sees it: 8 ranks on one server, NVLink rings, 12 NVLinks of
 // 20 GB/s each (NCCL's SM80 figure) = 240 GB/s of ring bandwidth on 24 channels.
@@ -23,7 +21,7 @@ TunerTopology dgx_a100() {
   t.ranks = 8;
   t.nodes = 1;
   t.architecture = "ampere";
-  t.ring_Bps = t.inter_Bps = 240 * kGBps;
+  t.ring_Bps = t.inter_Bps = 240 * kGB;
   t.channels = 24;
   return t;
 }
@@ -46,21 +44,21 @@ TEST_CASE("tuner: NCCL 2.18's estimates for a 1 MiB allreduce on a DGX A100, der
   // latency baseLat 6.6 + 14 steps x hwLat 0.6 = 15.0 us; 15.0 + 1048576 B / 34.2857 GB/s = 45.584 us.
   const NcclEstimate& ll = find(all, Algo::ring, Proto::ll);
   CHECK(ll.latency_s == Approx(15.0 * kUs));
-  CHECK(ll.algbw_Bps == Approx(60 * kGBps * 8 / 14));
-  CHECK(ll.time_s == Approx(15.0 * kUs + 1048576 / (60 * kGBps * 8 / 14)));
+  CHECK(ll.algbw_Bps == Approx(60 * kGB * 8 / 14));
+  CHECK(ll.time_s == Approx(15.0 * kUs + 1048576 / (60 * kGB * 8 / 14)));
   // ring/LL128: min(240 x 0.92 = 220.8, 24 x 20 = 480) x 8/14; 14 + 14 x 1.9 = 40.6 us -> 48.910 us.
   const NcclEstimate& ll128 = find(all, Algo::ring, Proto::ll128);
   CHECK(ll128.latency_s == Approx(40.6 * kUs));
-  CHECK(ll128.time_s == Approx(40.6 * kUs + 1048576 / (220.8 * kGBps * 8 / 14)));
+  CHECK(ll128.time_s == Approx(40.6 * kUs + 1048576 / (220.8 * kGB * 8 / 14)));
   // ring/Simple: 240 x 8/14; 8.4 + 14 x 3.4 = 56.0 us -> 63.646 us.
-  CHECK(find(all, Algo::ring, Proto::simple).time_s == Approx(56.0 * kUs + 1048576 / (240 * kGBps * 8 / 14)));
+  CHECK(find(all, Algo::ring, Proto::simple).time_s == Approx(56.0 * kUs + 1048576 / (240 * kGB * 8 / 14)));
   // tree/LL128: min(240 x 0.92, 24 x 24.0) = 220.8, then min(220.8 x 0.7778, 24 x 20) = 171.74,
   // x 1/2 = 85.87 GB/s; latency 14 + 2 x 7 x 1.25 = 31.5 us; treeCorrectionFactor at
   // log2(1 MiB / 64) = 14 is 0.6 for LL128: 31.5 + 1048576 / (85.87 x 0.6 GB/s) = 51.85 us.
   const NcclEstimate& tree = find(all, Algo::tree, Proto::ll128);
   CHECK(tree.latency_s == Approx(31.5 * kUs));
-  CHECK(tree.algbw_Bps == Approx(220.8 * 0.7778 * 0.5 * kGBps));
-  CHECK(tree.time_s == Approx(31.5 * kUs + 1048576 / (220.8 * 0.7778 * 0.5 * 0.6 * kGBps)));
+  CHECK(tree.algbw_Bps == Approx(220.8 * 0.7778 * 0.5 * kGB));
+  CHECK(tree.time_s == Approx(31.5 * kUs + 1048576 / (220.8 * 0.7778 * 0.5 * 0.6 * kGB)));
   // Not on Ampere: NVLS (no NVLS bandwidth), CollNet (not enabled), NVLS-Tree (one server).
   CHECK(find(all, Algo::nvls, Proto::simple).excluded == "no NVLS on these GPUs");
   CHECK(find(all, Algo::collnet, Proto::simple).excluded == "CollNet runs only with NCCL_COLLNET_ENABLE=1");
@@ -115,18 +113,18 @@ TEST_CASE("tuner: across servers the ring pays network steps and NVLS-Tree halve
   t.ranks = 32;
   t.nodes = 4;
   t.architecture = "hopper";
-  t.ring_Bps = t.inter_Bps = 400 * kGBps;  // 8 NDR NICs of 50 GB/s
-  t.nvls_Bps = 18 * 20.6 * kGBps;
+  t.ring_Bps = t.inter_Bps = 400 * kGB;  // 8 NDR NICs of 50 GB/s
+  t.nvls_Bps = 18 * 20.6 * kGB;
   t.channels = 16;
   auto all = nccl_estimates(v, t, {}, CollOp::allreduce, 1 << 30, runs_everything);
   // ring/Simple: nsteps 2 x 31 = 62, of which 2 x 4 = 8 cross the network: 8.4 + 54 x max(3.4,
   // 3 x 1.0 net overhead) + 8 x 14 = 304.0 us, then x1.4 (ring plateau, SM90).
   const NcclEstimate& ring = find(all, Algo::ring, Proto::simple);
   CHECK(ring.latency_s == Approx(304.0 * kUs));
-  CHECK(ring.time_s == Approx(304.0 * 1.4 * kUs + (1 << 30) / (400 * kGBps * 32 / 62)));
+  CHECK(ring.time_s == Approx(304.0 * 1.4 * kUs + (1 << 30) / (400 * kGB * 32 / 62)));
   // NVLS-Tree: min(370.8, 400 / 2) x 5/6; latency 0 + 25 + 2 x log2(4) x 14 = 81 us.
   const NcclEstimate& nvls_tree = find(all, Algo::nvls_tree, Proto::simple);
-  CHECK(nvls_tree.algbw_Bps == Approx(200 * kGBps * 0.8333));
+  CHECK(nvls_tree.algbw_Bps == Approx(200 * kGB * 0.8333));
   CHECK(nvls_tree.latency_s == Approx(81.0 * kUs));
   CHECK(find(all, Algo::nvls, Proto::simple).excluded == "NVLS alone stays in one NVLink domain (NVLS-Tree spans servers)");
 }

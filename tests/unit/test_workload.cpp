@@ -11,13 +11,12 @@
 #include "workload/scenario.hpp"
 #include "workload/training.hpp"
 #include "workload_helpers.hpp"
+#include "util/units.hpp"
 
 using namespace topsim;
 using namespace topsim::test;
 
 namespace {
-
-constexpr double kGiB = 1073741824.0;
 
 Topology flat(const std::string& name) { return Topology::build(flat_topology(name, catalog()), catalog()); }
 

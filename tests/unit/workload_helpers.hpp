@@ -7,10 +7,9 @@
 #include "helpers.hpp"
 #include "model/workload_spec.hpp"
 #include "workload/training.hpp"
+#include "util/units.hpp"
 
 namespace topsim::test {
-
-constexpr double kMiB = 1048576.0;
 
 inline const TraceOp* find_op(const TraceSpec& t, const std::string& name) {
   for (const TraceOp& op : t.ops)
