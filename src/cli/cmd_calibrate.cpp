@@ -51,17 +51,19 @@ void add_calibrate_command(CLI::App& app, Context& context) {
     bool check = false;
     std::string format;
     std::vector<std::string> files;
+    int jobs = 1;
   };
   auto args = std::make_shared<Args>();
   calibrate_cmd->add_flag("--check", args->check,
                           "Write nothing; exit 1 listing every constant whose committed value or provenance differs");
   add_format_option(*calibrate_cmd, args->format);
+  add_jobs_option(*calibrate_cmd, args->jobs);
   calibrate_cmd->add_option("files", args->files, "Validation files (default: every scenarios/validation/*.json)");
   calibrate_cmd->callback([args, &context]() {
     std::vector<ValidationRow> rows = load_validation_rows(context.workspace(), args->files);
     ModelSet committed = ModelSet::load(context.workspace().models());
     ModelSet models = committed;
-    CalibrationReport report = calibrate(models, rows, child_predictor(context.workspace()));
+    CalibrationReport report = calibrate(models, rows, child_predictor(context.workspace(), args->jobs));
     Format format = parse_format(args->format);
     context.out = constants_table(report, models).render(format);
     auto changed = models.changed_files();

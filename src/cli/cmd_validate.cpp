@@ -128,6 +128,7 @@ void add_validate_command(CLI::App& app, Context& context) {
     bool cross = false;
     std::string leave_out;
     std::vector<std::string> files;
+    int jobs = 1;
   };
   auto args = std::make_shared<Args>();
   validate->add_option("--format", args->format, "Output format")
@@ -137,12 +138,13 @@ void add_validate_command(CLI::App& app, Context& context) {
                      "Also predict every row with the constants re-solved without its own source (cross-validation)");
   validate->add_option("--leave-out", args->leave_out,
                        "Re-solve the constants without this source's rows and predict them (a source id)");
+  add_jobs_option(*validate, args->jobs);
   validate->add_option("files", args->files, "Validation files (default: every scenarios/validation/*.json)");
   validate->callback([args, &context]() {
     std::vector<ValidationRow> rows = load_validation_rows(context.workspace(), args->files);
     ModelSet models = ModelSet::load(context.workspace().models());
     bool cross = args->cross || !args->leave_out.empty();
-    ValidationRun run = run_validation(context.workspace(), rows, models, args->cross, args->leave_out);
+    ValidationRun run = run_validation(context.workspace(), rows, models, args->cross, args->leave_out, args->jobs);
     if (args->format == "markdown") {
       context.out = results_table(run.results, cross, true).to_markdown() + "\n" + summary_text(run, models, cross) +
                     "\nConstants that are not cited facts (models/*.json):\n\n" + constants_table(models).to_markdown();

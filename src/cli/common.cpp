@@ -7,6 +7,7 @@
 #include "util/error.hpp"
 #include "util/text.hpp"
 #include "util/units.hpp"
+#include "validate/isolated.hpp"
 
 namespace topsim {
 
@@ -78,6 +79,12 @@ void add_format_option(CLI::App& command, std::string& format) {
   command.add_option("--format", format, "Output format")
       ->check(CLI::IsMember({"table", "csv", "json"}))
       ->default_val("table");
+}
+
+void add_jobs_option(CLI::App& command, int& jobs) {
+  jobs = usable_cpus();
+  command.add_option("-j,--jobs", jobs, "Child processes to predict with at once (default: the usable CPUs); the figures do not depend on it")
+      ->check(CLI::Range(1, 1024));
 }
 
 }  // namespace topsim

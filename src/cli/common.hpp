@@ -39,6 +39,9 @@ void write_file_whole(const std::string& path, const std::string& text, const st
 /// Adds --format table|csv|json to a subcommand, bound to `format`.
 void add_format_option(CLI::App& command, std::string& format);
 
+/// Adds -j/--jobs N (child processes at once, default the usable CPUs) to a subcommand.
+void add_jobs_option(CLI::App& command, int& jobs);
+
 /// Subcommand table: each entry adds its subcommand and callbacks to the app.
 void add_topo_command(CLI::App& app, Context& context);
 void add_topo_export_command(CLI::App& topo, Context& context);  ///< topo export, under `topo`

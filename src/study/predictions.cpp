@@ -44,15 +44,17 @@ std::vector<ValidationResult> evaluate_with(const Workspace& workspace, const st
 
 }  // namespace
 
-Predict child_predictor(const Workspace& workspace) {
-  return [&workspace](const std::vector<ValidationRow>& rows, const ModelSet& models) {
-    return evaluate_in_child(rows, [&] { return evaluate_with(workspace, rows, models.catalog()); });
+PredictEach child_predictor(const Workspace& workspace, int jobs) {
+  return [&workspace, jobs](const std::vector<PredictionAsk>& asked) {
+    std::vector<ChildPrediction> children;
+    for (const PredictionAsk& a : asked)
+      children.push_back(ChildPrediction{a.rows, [&workspace, a] { return evaluate_with(workspace, *a.rows, a.models->catalog()); }});
+    return evaluate_in_children(children, jobs);
   };
 }
 
 ValidationRun run_validation(const Workspace& workspace, const std::vector<ValidationRow>& rows, const ModelSet& models,
-                             bool cross, const std::string& only_source) {
-  Predict predict = child_predictor(workspace);
+                             bool cross, const std::string& only_source, int jobs) {
   ValidationRun run;
   std::set<std::string> sources;
   for (const ValidationRow& row : rows) sources.insert(row.source);
@@ -62,8 +64,7 @@ ValidationRun run_validation(const Workspace& workspace, const std::vector<Valid
   std::vector<ValidationRow> asked;
   for (const ValidationRow& row : rows)
     if (only_source.empty() || row.source == only_source) asked.push_back(row);
-  run.results = predict(asked, models);
-  ++run.predictions;
+  run.results = evaluate_in_child(asked, [&] { return evaluate_with(workspace, asked, models.catalog()); });
   if (!cross && only_source.empty()) return run;
 
   // A source with no calibration row pins nothing: leaving it out changes no constant, so its
@@ -76,22 +77,31 @@ ValidationRun run_validation(const Workspace& workspace, const std::vector<Valid
       r.predicted_cross = r.predicted;
       r.error_cross = r.error;
     }
-  for (const std::string& source : pinning) {
-    if (!only_source.empty() && source != only_source) continue;
-    ModelSet without = models;
-    CalibrationReport report = calibrate(without, rows, predict, source);
-    run.predictions += report.predictions;
-    run.sources_left_out.push_back(source);
-    std::vector<ValidationRow> own;
+  std::vector<std::string> left_out;
+  for (const std::string& source : pinning)
+    if (only_source.empty() || source == only_source) left_out.push_back(source);
+  // One child per source re-solves the constants without it and predicts its rows; the cores go
+  // to the sources side by side, or to a lone source's own solve.
+  int inner_jobs = left_out.size() > 1 ? 1 : jobs;
+  PredictEach predict = child_predictor(workspace, inner_jobs);
+  std::vector<std::vector<ValidationRow>> own(left_out.size());
+  std::vector<ChildPrediction> children;
+  for (std::size_t i = 0; i < left_out.size(); ++i) {
     for (const ValidationResult& r : run.results)
-      if (r.evaluated && r.row.source == source) own.push_back(r.row);
-    std::vector<ValidationResult> predicted = predict(own, without);
-    ++run.predictions;
+      if (r.evaluated && r.row.source == left_out[i]) own[i].push_back(r.row);
+    children.push_back(ChildPrediction{&own[i], [&, i] {
+      ModelSet without = models;
+      calibrate(without, rows, predict, left_out[i]);
+      return predict({PredictionAsk{&own[i], &without}}).front();
+    }});
+  }
+  std::vector<std::vector<ValidationResult>> predicted = evaluate_in_children(children, jobs);
+  for (std::size_t i = 0; i < left_out.size(); ++i) {
     std::size_t next = 0;
     for (ValidationResult& r : run.results)
-      if (r.evaluated && r.row.source == source) {
-        r.predicted_cross = predicted[next].predicted;
-        r.error_cross = predicted[next].error;
+      if (r.evaluated && r.row.source == left_out[i]) {
+        r.predicted_cross = predicted[i][next].predicted;
+        r.error_cross = predicted[i][next].error;
         ++next;
       }
   }

@@ -13,18 +13,18 @@ namespace topsim {
 /// Every row of `files` (default: every scenarios/validation/*.json), cross-checked.
 std::vector<ValidationRow> load_validation_rows(const Workspace& workspace, const std::vector<std::string>& files);
 
-/// Predicts rows under a ModelSet in a child process; the returned function refers to `workspace`.
-Predict child_predictor(const Workspace& workspace);
+/// Predicts rows under ModelSets, each in a child process of its own, at most `jobs` children at
+/// once; the returned function refers to `workspace`.
+PredictEach child_predictor(const Workspace& workspace, int jobs);
 
 /// Results of every row under the committed models, and (cross) each evaluated row's prediction
 /// with the constants re-solved without its own source. `only_source`: leave out just this one
-/// (and return only its rows).
+/// (and return only its rows). Each source is left out in a child process of its own, `jobs` at
+/// once (a lone source's solve uses the `jobs` itself); the results do not depend on `jobs`.
 struct ValidationRun {
   std::vector<ValidationResult> results;
-  std::vector<std::string> sources_left_out;
-  int predictions = 0;
 };
 ValidationRun run_validation(const Workspace& workspace, const std::vector<ValidationRow>& rows, const ModelSet& models,
-                             bool cross, const std::string& only_source);
+                             bool cross, const std::string& only_source, int jobs);
 
 }  // namespace topsim

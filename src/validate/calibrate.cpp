@@ -27,35 +27,52 @@ struct Problem {
 
 class Solver {
  public:
-  Solver(ModelSet& models, const Predict& predict, CalibrationReport& report)
+  Solver(ModelSet& models, const PredictEach& predict, CalibrationReport& report)
       : models_(models), predict_(predict), report_(report) {}
 
-  /// log(predicted / measured) of each row with the constant at `value`.
-  std::vector<double> errors(const Problem& p, double value) {
-    models_.set_value(p.constant->id, value);
-    ++report_.predictions;
-    std::vector<ValidationResult> results = predict_(p.rows, models_);
-    std::vector<double> e;
-    for (const ValidationResult& r : results) e.push_back(std::log(r.predicted / r.row.measured()));
-    return e;
+  /// log(predicted / measured) of each row with the constant at each of `values`, predicted
+  /// together; the models are left at the first value.
+  std::vector<std::vector<double>> errors(const Problem& p, const std::vector<double>& values) {
+    std::vector<ModelSet> others;
+    others.reserve(values.size());
+    for (std::size_t i = 1; i < values.size(); ++i) {
+      others.push_back(models_);
+      others.back().set_value(p.constant->id, values[i]);
+    }
+    models_.set_value(p.constant->id, values.front());
+    std::vector<PredictionAsk> asked = {{&p.rows, &models_}};
+    for (const ModelSet& m : others) asked.push_back({&p.rows, &m});
+    report_.predictions += static_cast<int>(values.size());
+    std::vector<std::vector<double>> out;
+    for (const std::vector<ValidationResult>& results : predict_(asked)) {
+      std::vector<double> e;
+      for (const ValidationResult& r : results) e.push_back(std::log(r.predicted / r.row.measured()));
+      out.push_back(e);
+    }
+    return out;
   }
+  std::vector<double> errors(const Problem& p, double value) { return errors(p, std::vector<double>{value}).front(); }
 
   /// One Gauss-Newton solve in log(value); returns the residuals at the value it settles on.
   std::vector<double> solve(Problem& p) {
     const ModelConstant& c = *p.constant;
     double x = models_.find(c.id)->value;
-    std::vector<double> e = errors(p, x);
+    std::vector<double> e;
     std::vector<double> slope;
     if (p.slope) {
+      e = errors(p, x);
       slope.assign(e.size(), *p.slope);
     } else {
-      slope = probe(p, x, e);
+      // The first finite difference: both points are predicted at once.
+      std::vector<std::vector<double>> both = errors(p, {x, probe_point(*p.constant, x)});
+      e = both[0];
+      slope = slopes(p, x, e, both[1]);
     }
     double previous = -1;
     std::vector<double> previous_e;
     auto sse = [](const std::vector<double>& v) {
       double sum = 0;
-      for (double x : v) sum += x * x;
+      for (double value : v) sum += value * value;
       return sum;
     };
     for (int step = 0; step < kMaxSteps; ++step) {
@@ -78,7 +95,10 @@ class Solver {
       std::vector<double> en = errors(p, next);
       double dx = std::log(next / x);
       for (std::size_t i = 0; i < e.size(); ++i) slope[i] = (en[i] - e[i]) / dx;
-      if (std::all_of(slope.begin(), slope.end(), [](double s) { return std::abs(s) < 1e-9; })) slope = probe(p, next, en);
+      if (std::all_of(slope.begin(), slope.end(), [](double s) { return std::abs(s) < 1e-9; })) {
+        slope = slopes(p, next, en, errors(p, probe_point(c, next)));
+        models_.set_value(c.id, next);
+      }
       previous = x;
       previous_e = e;
       x = next;
@@ -102,14 +122,18 @@ class Solver {
     return c.unit.empty() && c.provenance.prior && *c.provenance.prior <= 1.0;
   }
 
-  std::vector<double> probe(const Problem& p, double x, const std::vector<double>& e) {
-    double sign = fraction(*p.constant) && x * std::exp(kProbeStep) > 1.0 ? -1.0 : 1.0;
-    double xp = rounded(*p.constant, x * std::exp(sign * kProbeStep));
-    std::vector<double> ep = errors(p, xp);
+  // The value a finite difference from x probes: one step up, or down for a fraction near 1.
+  static double probe_point(const ModelConstant& c, double x) {
+    double sign = fraction(c) && x * std::exp(kProbeStep) > 1.0 ? -1.0 : 1.0;
+    return rounded(c, x * std::exp(sign * kProbeStep));
+  }
+
+  // d log(predicted) / d log(value) per row, from the errors at x and at probe_point(x).
+  static std::vector<double> slopes(const Problem& p, double x, const std::vector<double>& e,
+                                    const std::vector<double>& ep) {
     std::vector<double> slope(e.size());
-    double dx = std::log(xp / x);
+    double dx = std::log(probe_point(*p.constant, x) / x);
     for (std::size_t i = 0; i < e.size(); ++i) slope[i] = (ep[i] - e[i]) / dx;
-    models_.set_value(p.constant->id, x);
     return slope;
   }
 
@@ -122,7 +146,7 @@ class Solver {
   }
 
   ModelSet& models_;
-  const Predict& predict_;
+  const PredictEach& predict_;
   CalibrationReport& report_;
 };
 
@@ -196,7 +220,15 @@ void check_declarations(const ModelSet& models, const std::vector<ValidationRow>
   }
 }
 
-CalibrationReport calibrate(ModelSet& models, const std::vector<ValidationRow>& rows, const Predict& predict,
+PredictEach in_turn(Predict predict) {
+  return [predict = std::move(predict)](const std::vector<PredictionAsk>& asked) {
+    std::vector<std::vector<ValidationResult>> out;
+    for (const PredictionAsk& a : asked) out.push_back(predict(*a.rows, *a.models));
+    return out;
+  };
+}
+
+CalibrationReport calibrate(ModelSet& models, const std::vector<ValidationRow>& rows, const PredictEach& predict,
                             const std::string& left_out) {
   check_declarations(models, rows);
   CalibrationReport report;

@@ -16,6 +16,18 @@ namespace topsim {
 /// Predicts `rows` under `models` (each call a fresh simulation: see evaluate_in_child).
 using Predict = std::function<std::vector<ValidationResult>(const std::vector<ValidationRow>&, const ModelSet&)>;
 
+/// One prediction of several asked at once.
+struct PredictionAsk {
+  const std::vector<ValidationRow>* rows = nullptr;
+  const ModelSet* models = nullptr;
+};
+/// Makes every prediction asked (independent of each other, so possibly at the same time) and
+/// returns their results in the order asked.
+using PredictEach = std::function<std::vector<std::vector<ValidationResult>>(const std::vector<PredictionAsk>&)>;
+
+/// `predict` called on each ask in turn.
+PredictEach in_turn(Predict predict);
+
 struct SolvedConstant {
   std::string id;
   double old_value = 0;             ///< as committed
@@ -41,7 +53,7 @@ void check_declarations(const ModelSet& models, const std::vector<ValidationRow>
 /// is left out, provenance are written into `models`. InputError when a row does not depend on
 /// the constant it pins, when one row cannot be matched within its tolerance, or when several
 /// rows pin one constant inconsistently beyond their tolerance.
-CalibrationReport calibrate(ModelSet& models, const std::vector<ValidationRow>& rows, const Predict& predict,
+CalibrationReport calibrate(ModelSet& models, const std::vector<ValidationRow>& rows, const PredictEach& predict,
                             const std::string& left_out = "");
 
 /// Default tolerance of a calibration row that states none, for the consistency checks.

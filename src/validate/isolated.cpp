@@ -1,8 +1,12 @@
 #include "validate/isolated.hpp"
 
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -71,18 +75,6 @@ void write_all(int fd, const std::string& text) {
   }
 }
 
-std::string read_all(int fd) {
-  std::string text;
-  char buffer[65536];
-  for (;;) {
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    text.append(buffer, static_cast<std::size_t>(n));
-  }
-  return text;
-}
-
 [[noreturn]] void run_child(int fd, const std::function<std::vector<ValidationResult>()>& body) {
   std::string out;
   try {
@@ -100,10 +92,13 @@ std::string read_all(int fd) {
   ::_exit(0);
 }
 
-}  // namespace
+struct Child {
+  pid_t pid = -1;
+  int fd = -1;
+  std::size_t index = 0;
+};
 
-std::vector<ValidationResult> evaluate_in_child(const std::vector<ValidationRow>& rows,
-                                                const std::function<std::vector<ValidationResult>()>& body) {
+Child start_child(const ChildPrediction& asked, std::size_t index) {
   int fds[2];
   if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   std::fflush(nullptr);
@@ -115,17 +110,34 @@ std::vector<ValidationResult> evaluate_in_child(const std::vector<ValidationRow>
   }
   if (pid == 0) {
     ::close(fds[0]);
-    run_child(fds[1], body);
+    run_child(fds[1], asked.body);
   }
   ::close(fds[1]);
-  std::string text = read_all(fds[0]);
-  ::close(fds[0]);
+  return Child{pid, fds[0], index};
+}
+
+// Reads what is there; false at end of file.
+bool read_some(int fd, std::string& text) {
+  char buffer[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    text.append(buffer, static_cast<std::size_t>(n));
+    return true;
+  }
+}
+
+int wait_for(pid_t pid) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  return status;
+}
+
+std::vector<ValidationResult> parse_child(const std::vector<ValidationRow>& rows, const std::string& text, int status) {
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     throw std::runtime_error("a prediction's child process ended abnormally (status " + std::to_string(status) + ")");
-
   std::vector<ValidationResult> results;
   std::istringstream lines(text);
   std::string line;
@@ -154,6 +166,64 @@ std::vector<ValidationResult> evaluate_in_child(const std::vector<ValidationRow>
     throw std::runtime_error("a prediction's child process returned " + std::to_string(results.size()) + " of " +
                              std::to_string(rows.size()) + " rows");
   return results;
+}
+
+}  // namespace
+
+std::vector<std::vector<ValidationResult>> evaluate_in_children(const std::vector<ChildPrediction>& asked, int parallel) {
+  std::vector<std::string> texts(asked.size());
+  std::vector<int> statuses(asked.size(), 0);
+  std::vector<Child> running;
+  std::size_t next = 0;
+  try {
+    while (next < asked.size() || !running.empty()) {
+      while (next < asked.size() && static_cast<int>(running.size()) < std::max(parallel, 1)) {
+        running.push_back(start_child(asked[next], next));
+        ++next;
+      }
+      // Every running child's pipe is drained as it writes, so none blocks on a full pipe.
+      std::vector<pollfd> polled;
+      for (const Child& c : running) polled.push_back(pollfd{c.fd, POLLIN, 0});
+      if (::poll(polled.data(), polled.size(), -1) < 0) {
+        if (errno == EINTR) continue;
+        throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
+      }
+      std::vector<Child> still;
+      for (std::size_t i = 0; i < running.size(); ++i) {
+        Child& c = running[i];
+        if (polled[i].revents != 0 && !read_some(c.fd, texts[c.index])) {
+          ::close(c.fd);
+          statuses[c.index] = wait_for(c.pid);
+          continue;
+        }
+        still.push_back(c);
+      }
+      running.swap(still);
+    }
+  } catch (...) {
+    for (const Child& c : running) {
+      ::kill(c.pid, SIGKILL);
+      ::close(c.fd);
+      wait_for(c.pid);
+    }
+    throw;
+  }
+  std::vector<std::vector<ValidationResult>> results;
+  for (std::size_t i = 0; i < asked.size(); ++i) results.push_back(parse_child(*asked[i].rows, texts[i], statuses[i]));
+  return results;
+}
+
+std::vector<ValidationResult> evaluate_in_child(const std::vector<ValidationRow>& rows,
+                                                const std::function<std::vector<ValidationResult>()>& body) {
+  return evaluate_in_children({ChildPrediction{&rows, body}}, 1).front();
+}
+
+int usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  long online = ::sysconf(_SC_NPROCESSORS_ONLN);
+  return online > 0 ? static_cast<int>(online) : 1;
 }
 
 }  // namespace topsim

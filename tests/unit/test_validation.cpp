@@ -1,11 +1,14 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "helpers.hpp"
 #include "io/model_set.hpp"
 #include "validate/calibrate.hpp"
+#include "validate/isolated.hpp"
 #include "validate/validation.hpp"
 
 using namespace topsim;
@@ -186,7 +189,7 @@ TEST_CASE("calibrate: exact and least-squares solves, written with provenance") 
   std::vector<ValidationRow> rows = {calibration_row("a1", "links:a.efficiency", 18.4, 0.05),
                                      calibration_row("b1", "links:b.efficiency", 15, 0.1),
                                      calibration_row("b2", "links:b.efficiency", 17, 0.1)};
-  CalibrationReport report = calibrate(models, rows, fake_predict());
+  CalibrationReport report = calibrate(models, rows, in_turn(fake_predict()));
   REQUIRE(report.constants.size() == 2);
   CHECK(report.constants[0].value == 0.92);
   CHECK(report.constants[0].method == "exact");
@@ -205,15 +208,15 @@ TEST_CASE("calibrate: a changed row moves exactly the constant it pins") {
   ModelSet models = ModelSet::load(tiny_models());
   std::vector<ValidationRow> rows = {calibration_row("a1", "links:a.efficiency", 18.4, 0.05),
                                      calibration_row("b1", "links:b.efficiency", 16, 0.05)};
-  CalibrationReport first = calibrate(models, rows, fake_predict());
+  CalibrationReport first = calibrate(models, rows, in_turn(fake_predict()));
   rows[0].measured_low = rows[0].measured_high = 17.0;
-  CalibrationReport second = calibrate(models, rows, fake_predict());
+  CalibrationReport second = calibrate(models, rows, in_turn(fake_predict()));
   CHECK(first.constants[0].value == 0.92);
   CHECK(second.constants[0].value == 0.85);                          // 17 / 20
   CHECK(second.constants[1].value == first.constants[1].value);     // b untouched: 0.8
   // Leaving out a's source: a takes its prior (0.8), b is solved as before.
   ModelSet without = models;
-  CalibrationReport left = calibrate(without, rows, fake_predict(), "a1");
+  CalibrationReport left = calibrate(without, rows, in_turn(fake_predict()), "a1");
   CHECK(left.constants[0].method == "prior");
   CHECK(left.constants[0].value == 0.8);
   CHECK(left.constants[1].value == 0.8);
@@ -226,7 +229,7 @@ TEST_CASE("calibrate: declarations and fits that cannot hold are input errors") 
   std::vector<ValidationRow> rows = {calibration_row("a1", "links:a.efficiency", 18.4, 0.05),
                                      calibration_row("b1", "links:b.efficiency", 10, 0.05),
                                      calibration_row("b2", "links:b.efficiency", 20, 0.05)};
-  CHECK(input_error([&] { calibrate(models, rows, fake_predict()); })
+  CHECK(input_error([&] { calibrate(models, rows, in_turn(fake_predict())); })
             .find("rows.json:/rows/b1/measured: the rows that pin links:b.efficiency disagree beyond their tolerance") !=
         std::string::npos);
   // A row pinning a cited constant: no fitted provenance.
@@ -252,7 +255,7 @@ TEST_CASE("calibrate: declarations and fits that cannot hold are input errors") 
     }
     return out;
   };
-  CHECK(input_error([&] { calibrate(models, rows, flat); })
+  CHECK(input_error([&] { calibrate(models, rows, in_turn(flat)); })
             .find("rows.json:/rows/a1/pins: the prediction of this row does not change when links:a.efficiency moves") !=
         std::string::npos);
 }
@@ -285,4 +288,76 @@ TEST_CASE("models: the bundled files are written back byte for byte, values chan
   REQUIRE(at != std::string::npos);
   expected.replace(at, 21, "\"ring_base\": \"16.25us\"");
   CHECK(files[0].second == expected);
+}
+
+// Child processes side by side (validate/isolated.hpp): each body's results come back in the
+// order asked, whatever order the children end in, and the first failure in that order is the
+// one reported.
+TEST_CASE("validation: predictions in several child processes at once come back in the order asked") {
+  std::vector<std::vector<ValidationRow>> rows;
+  for (int i = 0; i < 5; ++i) rows.push_back({calibration_row("r" + std::to_string(i), "links:a.efficiency", 10.0 + i, 0.05)});
+  auto answer = [](const std::vector<ValidationRow>& rs, double predicted, int sleep_ms) {
+    return [&rs, predicted, sleep_ms] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
+      ValidationResult r;
+      r.row = rs.front();
+      r.evaluated = true;
+      r.predicted = predicted;
+      r.quantity = "p2p";
+      r.detail = "tab\there, newline\nthere";
+      r.things = {"links:a", "gpus:b"};
+      return std::vector<ValidationResult>{r};
+    };
+  };
+  std::vector<ChildPrediction> asked;
+  // The earlier children sleep longer, so they end after the later ones.
+  for (int i = 0; i < 5; ++i) asked.push_back({&rows[i], answer(rows[i], 1.0 / 3 + i, 40 * (5 - i))});
+  for (int parallel : {1, 2, 5}) {
+    std::vector<std::vector<ValidationResult>> got = evaluate_in_children(asked, parallel);
+    REQUIRE(got.size() == 5);
+    for (int i = 0; i < 5; ++i) {
+      REQUIRE(got[i].size() == 1);
+      CHECK(got[i][0].row.id == "r" + std::to_string(i));
+      CHECK(got[i][0].predicted == 1.0 / 3 + i);  // bit for bit: written as a hex float
+      CHECK(got[i][0].error == (1.0 / 3 + i - (10.0 + i)) / (10.0 + i));
+      CHECK(got[i][0].detail == "tab\there, newline\nthere");
+      CHECK(got[i][0].things == std::set<std::string>{"gpus:b", "links:a"});
+    }
+  }
+  // Bodies 1 and 3 fail; 3 ends first, but 1 comes first in the order asked.
+  asked[1].body = []() -> std::vector<ValidationResult> {
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    throw InputError("one.json", "/rows/1", "first in order");
+  };
+  asked[3].body = []() -> std::vector<ValidationResult> { throw UsageError("second in order"); };
+  CHECK(input_error([&] { evaluate_in_children(asked, 3); }) == "one.json:/rows/1: first in order");
+  asked[1].body = []() -> std::vector<ValidationResult> { ::_exit(3); };
+  CHECK_THROWS_WITH(evaluate_in_children(asked, 2), Catch::Contains("ended abnormally"));
+  asked[1].body = answer(rows[1], 1, 0);
+  CHECK_THROWS_WITH(evaluate_in_children(asked, 2), "second in order");
+}
+
+TEST_CASE("validation: with parallel 2, two children run at the same time") {
+  // Each child announces itself with a file and waits for the other's: with one child at a time
+  // the first would wait out its 20 s and fail, with two both see each other at once.
+  std::string dir = std::filesystem::path(write_temp("children/marker", "")).parent_path().string();
+  std::vector<std::vector<ValidationRow>> rows = {{calibration_row("a", "links:a.efficiency", 1, 0.05)},
+                                                  {calibration_row("b", "links:a.efficiency", 1, 0.05)}};
+  auto meet = [&dir](const std::vector<ValidationRow>& rs, const std::string& me, const std::string& other) {
+    return [&rs, dir, me, other] {
+      std::ofstream(dir + "/" + me) << me;
+      ValidationResult r;
+      r.row = rs.front();
+      r.evaluated = true;
+      for (int i = 0; i < 2000 && !std::filesystem::exists(dir + "/" + other); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      r.predicted = std::filesystem::exists(dir + "/" + other) ? 1 : 0;
+      return std::vector<ValidationResult>{r};
+    };
+  };
+  std::vector<std::vector<ValidationResult>> got =
+      evaluate_in_children({{&rows[0], meet(rows[0], "a", "b")}, {&rows[1], meet(rows[1], "b", "a")}}, 2);
+  CHECK(got[0][0].predicted == 1);
+  CHECK(got[1][0].predicted == 1);
+  CHECK(usable_cpus() >= 1);
 }
