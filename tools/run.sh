@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # The two Quick start commands of the README; .ci/run calls the second.
-#   bash tools/run.sh demo   install what is missing, build, show DGX A100 and its p2p matrices
-#   bash tools/run.sh test   install what is missing, build, run every test (then again under
-#                            ASan and UBSan, in build-asan)
+#   bash tools/run.sh demo   install what is missing, build the topsim binary alone, show DGX A100
+#                            and its p2p matrices
+#   bash tools/run.sh test   install what is missing, build everything (tests, fuzz replays,
+#                            benchmarks), run every test, then again under ASan and UBSan, in
+#                            build-asan
 # Works as root on a fresh Debian 12 (bookworm); elsewhere install the packages yourself.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(g++ cmake make pkg-config libsimgrid-dev libboost-graph-dev nlohmann-json3-dev libcli11-dev catch2 libpugixml-dev)
-# The tests also need python3 (generators and checks under tools/) and chromium (the report
-# screenshot test).
-test_packages=(python3 chromium)
+# ninja-build: Ninja compiles the objects of a library and of the libraries above it side by side
+# (Make waits for each library before starting the next), which keeps both cores busy.
+packages=(g++ cmake make ninja-build pkg-config libsimgrid-dev libboost-graph-dev nlohmann-json3-dev libcli11-dev catch2 libpugixml-dev)
+# The tests also need python3 (generators and checks under tools/), chromium (the report
+# screenshot test), and dpkg-dev and file (cpack's .deb, whose dependencies dpkg-shlibdeps finds).
+test_packages=(python3 chromium dpkg-dev file)
 
 install_missing() {
   local missing=()
@@ -28,15 +32,25 @@ install_missing() {
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+# configure DIR ARGS...: a new build tree uses Ninja; an existing one keeps its generator.
+configure() {
+  local dir=$1
+  shift
+  local generator=()
+  [[ -f $dir/CMakeCache.txt ]] || generator=(-G Ninja)
+  cmake -S . -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+}
+
+# build [TARGET]: configure build/ and build TARGET (default: everything).
 build() {
-  cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-  cmake --build build -j "$(nproc)"
+  configure build
+  cmake --build build -j "$(nproc)" ${1:+--target "$1"}
 }
 
 # The same suite again on an ASan+UBSan build (docs/limits.md, "Sanitizers"); tests labelled
 # no-sanitize are left out there (see tests/CMakeLists.txt for which and why).
 test_sanitized() {
-  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTOPSIM_SANITIZE=ON >/dev/null
+  configure build-asan -DTOPSIM_SANITIZE=ON
   cmake --build build-asan -j "$(nproc)"
   # SimGrid keeps the netzones of a process's later Simulators until exit (tools/lsan.supp).
   (cd build-asan && LSAN_OPTIONS="suppressions=$(pwd)/../tools/lsan.supp:print_suppressions=0" \
@@ -46,7 +60,7 @@ test_sanitized() {
 case "${1:-}" in
   demo)
     install_missing
-    build >/dev/null
+    build topsim >/dev/null
     build/topsim topo show dgx-a100
     echo
     build/topsim p2p dgx-a100
