@@ -60,6 +60,7 @@ test_sanitized() {
 case "${1:-}" in
   demo)
     install_missing
+    echo "building the topsim binary in build/ (about 3 minutes on 2 cores; build/.ninja_log has the steps)" >&2
     build topsim >/dev/null
     build/topsim topo show dgx-a100
     echo

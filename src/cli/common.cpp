@@ -12,7 +12,7 @@
 namespace topsim {
 
 Workspace& Context::workspace() const {
-  if (!workspace_) workspace_ = std::make_unique<Workspace>(data_dir, models_dir);
+  if (!workspace_) workspace_ = std::make_unique<Workspace>(find_data_dir(data), models_dir);
   return *workspace_;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "report/table.hpp"
+#include "study/data_dir.hpp"
 #include "study/workspace.hpp"
 
 namespace topsim {
@@ -14,8 +15,8 @@ namespace topsim {
 void add_scale_out_options(CLI::App& command, ScaleOut& scale);
 
 struct Context {
-  std::string data_dir;    ///< holds models/, topologies/, scenarios/
-  std::string models_dir;  ///< --models; empty means data_dir/models
+  DataDirSearch data;      ///< where to look for models/, topologies/, scenarios/ (study/data_dir.hpp)
+  std::string models_dir;  ///< --models; empty means the data folder's models/
   std::string out;         ///< stdout of the command, printed only when it succeeds
 
   /// The command's inputs (catalog, topologies, scenarios), made on first use, after the flags

@@ -2,26 +2,49 @@
 // and maps failures to exit codes: 0 ok, 1 internal error, 2 bad input or usage.
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 #include "cli/common.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
 
-#ifndef TOPSIM_DATA_DIR
-#error "TOPSIM_DATA_DIR must name the directory holding models/ and topologies/"
+#if !defined(TOPSIM_SOURCE_DIR) || !defined(TOPSIM_INSTALL_DATA_RELATIVE) || !defined(TOPSIM_VERSION)
+#error "the build defines TOPSIM_SOURCE_DIR, TOPSIM_INSTALL_DATA_RELATIVE and TOPSIM_VERSION (src/CMakeLists.txt)"
 #endif
+
+namespace {
+
+// The running binary's own path, so that an installed binary finds the prefix it lives in.
+std::string executable_path(const char* argv0) {
+  std::error_code ec;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) return self.string();
+  self = std::filesystem::canonical(argv0, ec);
+  return ec ? std::string() : self.string();
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   topsim::Context context;
   const char* env = std::getenv("TOPSIM_DATA_DIR");
-  context.data_dir = env != nullptr && *env != '\0' ? env : TOPSIM_DATA_DIR;
+  context.data.env = env != nullptr ? env : "";
+  context.data.executable = executable_path(argv[0]);
+  context.data.install_relative = TOPSIM_INSTALL_DATA_RELATIVE;
+  context.data.source_tree = TOPSIM_SOURCE_DIR;
 
   CLI::App app{"topsim: a discrete-event simulator of GPU interconnects (NVLink, NVSwitch, PCIe, InfiniBand)"};
   app.name("topsim");
   app.require_subcommand(1);
-  app.set_version_flag("--version", "topsim 0.1.0");
-  app.add_option("--models", context.models_dir, "Directory of model files (default: the bundled models/)")
+  // Subcommands inherit this: the options below are taken anywhere on the command line.
+  app.fallthrough();
+  app.set_version_flag("--version", [&context]() {
+    topsim::DataDir data = topsim::find_data_dir(context.data);
+    return std::string("topsim ") + TOPSIM_VERSION + "\ndata: " +
+           (data.path.empty() ? "none found (looked at " + data.tried + ")" : data.path + " (" + data.origin + ")");
+  });
+  app.add_option("--models", context.models_dir, "Directory of model files (default: the data folder's models/)")
       ->check(CLI::ExistingDirectory);
   topsim::add_topo_command(app, context);
   topsim::add_p2p_command(app, context);

@@ -32,6 +32,17 @@ std::string cache_key(const std::string& path_or_name, const ScaleOut& scale, co
 Workspace::Workspace(std::string data_dir, std::string models_dir)
     : data_dir_(std::move(data_dir)), models_dir_(std::move(models_dir)) {}
 
+Workspace::Workspace(const DataDir& data, std::string models_dir)
+    : data_dir_(data.path), models_dir_(std::move(models_dir)), not_found_(data.tried) {}
+
+const std::string& Workspace::data_dir() const {
+  if (data_dir_.empty())
+    throw InputError("", "",
+                     "no data folder (models/, topologies/, scenarios/) found: looked at " + not_found_ +
+                         "; set TOPSIM_DATA_DIR to one, or give --models DIR and every file by path");
+  return data_dir_;
+}
+
 const Catalog& Workspace::catalog() const {
   if (!catalog_) {
     ++catalog_parses_;
@@ -44,24 +55,24 @@ std::string Workspace::topology_path(const std::string& path_or_name) const {
   std::error_code ec;
   if (std::filesystem::exists(path_or_name, ec)) return path_or_name;
   bool bare_name = path_or_name.find('/') == std::string::npos && path_or_name.find('.') == std::string::npos;
+  if (!bare_name) throw InputError(path_or_name, "", "no such file");
   for (const char* folder : {"/topologies/", "/topologies/clusters/"}) {
-    std::string bundled = data_dir_ + folder + path_or_name + ".json";
-    if (bare_name && std::filesystem::exists(bundled, ec)) return bundled;
+    std::string bundled = data_dir() + folder + path_or_name + ".json";
+    if (std::filesystem::exists(bundled, ec)) return bundled;
   }
   std::vector<std::string> names;
   for (const char* folder : {"/topologies", "/topologies/clusters"})
-    for (const auto& entry : std::filesystem::directory_iterator(data_dir_ + folder, ec))
+    for (const auto& entry : std::filesystem::directory_iterator(data_dir() + folder, ec))
       if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
-  std::string message = "no such file";
-  if (bare_name) message = unknown_name_message("topology", path_or_name, names) + " (or give a path to a file)";
-  throw InputError(path_or_name, "", message);
+  throw InputError(path_or_name, "", unknown_name_message("topology", path_or_name, names) + " (or give a path to a file)");
 }
 
 std::string Workspace::scenario_path(const std::string& path_or_name) const {
   std::error_code ec;
   if (std::filesystem::exists(path_or_name, ec)) return path_or_name;
-  std::string bundled = data_dir_ + "/scenarios/" + path_or_name + ".json";
-  if (path_or_name.find('/') == std::string::npos && std::filesystem::exists(bundled, ec)) return bundled;
+  if (path_or_name.find('/') != std::string::npos) return path_or_name;
+  std::string bundled = data_dir() + "/scenarios/" + path_or_name + ".json";
+  if (std::filesystem::exists(bundled, ec)) return bundled;
   return path_or_name;  // reading it reports that it is missing
 }
 

@@ -8,6 +8,7 @@
 
 #include "model/catalog.hpp"
 #include "model/faults.hpp"
+#include "study/data_dir.hpp"
 #include "topology/topology.hpp"
 
 namespace topsim {
@@ -16,9 +17,13 @@ class Workspace {
  public:
   /// `models_dir` empty means data_dir/models.
   explicit Workspace(std::string data_dir, std::string models_dir = "");
+  /// The data folder find_data_dir chose; when it found none, data_dir() throws saying where it
+  /// looked (so that commands given every file by path still run).
+  Workspace(const DataDir& data, std::string models_dir);
 
-  const std::string& data_dir() const { return data_dir_; }
-  std::string models() const { return models_dir_.empty() ? data_dir_ + "/models" : models_dir_; }
+  /// The folder holding models/, topologies/, scenarios/; InputError when none was found.
+  const std::string& data_dir() const;
+  std::string models() const { return models_dir_.empty() ? data_dir() + "/models" : models_dir_; }
 
   /// The models folder, parsed on first use and kept; InputError (not kept) when it is bad.
   const Catalog& catalog() const;
@@ -49,6 +54,7 @@ class Workspace {
  private:
   std::string data_dir_;
   std::string models_dir_;
+  std::string not_found_;  ///< where find_data_dir looked, when data_dir_ is empty
   // Caches of pure functions of the folders (read once per command): const methods fill them.
   mutable std::optional<Catalog> catalog_;
   mutable int catalog_parses_ = 0;

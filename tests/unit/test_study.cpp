@@ -53,3 +53,53 @@ TEST_CASE("study: a bundled scenario run through a workspace parses the catalog 
   CHECK(workspace.catalog_parses() == 1);
   CHECK(workspace.topology_builds() <= 3);
 }
+
+// Where the data folder is found (study/data_dir.hpp): TOPSIM_DATA_DIR, then the prefix the
+// binary is installed in, then the source tree. Each place is a temporary directory here.
+TEST_CASE("study: the data folder is TOPSIM_DATA_DIR, else the binary's install prefix, else the source tree") {
+  namespace fs = std::filesystem;
+  fs::path root = fs::path(write_temp("data-dir/marker", "")).parent_path();
+  fs::create_directories(root / "prefix/bin");
+  fs::create_directories(root / "prefix/share/topsim/models");
+  fs::create_directories(root / "checkout/models");
+  fs::create_directories(root / "empty/bin");
+  fs::create_directories(root / "chosen");
+  DataDirSearch search;
+  search.executable = (root / "prefix/bin/topsim").string();
+  search.install_relative = "../share/topsim";
+  search.source_tree = (root / "checkout").string();
+
+  DataDir installed = find_data_dir(search);
+  CHECK(installed.path == (root / "prefix/share/topsim").string());
+  CHECK(installed.origin == "install prefix");
+
+  // The environment comes first, whatever it holds (it is the user's explicit choice).
+  search.env = (root / "chosen").string();
+  DataDir env = find_data_dir(search);
+  CHECK(env.path == search.env);
+  CHECK(env.origin == "TOPSIM_DATA_DIR");
+  search.env = (root / "missing").string();
+  CHECK(input_error([&] { find_data_dir(search); }) ==
+        search.env + ": TOPSIM_DATA_DIR names no directory (it must hold models/, topologies/ and scenarios/; unset "
+                     "it to use the installed or built-in data)");
+  search.env.clear();
+
+  // A binary outside any prefix with data (a build tree) reads the source tree.
+  search.executable = (root / "empty/bin/topsim").string();
+  DataDir source = find_data_dir(search);
+  CHECK(source.path == (root / "checkout").string());
+  CHECK(source.origin == "source tree");
+
+  // Neither: nothing found, and the message says where it looked; a Workspace throws it only
+  // when a command needs the data.
+  search.source_tree = (root / "gone").string();
+  DataDir none = find_data_dir(search);
+  CHECK(none.path.empty());
+  CHECK(none.tried == (root / "empty/share/topsim").string() + " (the install prefix: no models/), " +
+                          (root / "gone").string() + " (the source tree it was built from: no models/)");
+  Workspace workspace(none, "");
+  CHECK(workspace.topology_path(data_path("topologies/dgx-a100.json")) == data_path("topologies/dgx-a100.json"));
+  CHECK(input_error([&] { workspace.topology_path("dgx-a100"); }) ==
+        "no data folder (models/, topologies/, scenarios/) found: looked at " + none.tried +
+            "; set TOPSIM_DATA_DIR to one, or give --models DIR and every file by path");
+}
