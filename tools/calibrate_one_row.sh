@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Acceptance test of topsim calibrate (issue 13): change one calibration row's measured value,
 # calibrate a copy of models/, and require that exactly the constant the row pins changed.
-#   tools/calibrate_one_row.sh TOPSIM ROW_ID NEW_MEASURED CONSTANT_ID
-# Run from the repository root. The row's constant must be one no other calibration row's
+#   tools/calibrate_one_row.sh TOPSIM ROW_ID NEW_MEASURED CONSTANT_ID [MODELS_DIR ROWS_DIR]
+# Run from the repository root. MODELS_DIR and ROWS_DIR (the rows are its *.json files) default
+# to models and scenarios/validation. The row's constant must be one no other calibration row's
 # prediction depends on, or the constants it couples to move too (as they should).
 set -euo pipefail
-topsim=$1 row=$2 value=$3 constant=$4
+topsim=$1 row=$2 value=$3 constant=$4 models=${5:-models} rows=${6:-scenarios/validation}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cp -r models "$tmp/models"
-cp -r scenarios/validation "$tmp/validation"
+cp -r "$models" "$tmp/models"
+mkdir "$tmp/validation"
+cp "$rows"/*.json "$tmp/validation/"
 python3 - "$tmp/validation" "$row" "$value" <<'PY'
 import glob, json, sys
 folder, row_id, value = sys.argv[1], sys.argv[2], float(sys.argv[3])
@@ -33,10 +35,10 @@ if [[ "$moved" != "$constant" ]]; then
   exit 1
 fi
 # And in the files: only that constant's value and its provenance lines differ.
-changed=$(diff -r models "$tmp/models" | grep -c '^>' || true)
+changed=$(diff -r "$models" "$tmp/models" | grep -c '^>' || true)
 if [[ $changed -lt 1 || $changed -gt 3 ]]; then
-  echo "expected the value and at most its residual to change in models/, got $changed lines:"
-  diff -r models "$tmp/models" || true
+  echo "expected the value and at most its residual to change in $models/, got $changed lines:"
+  diff -r "$models" "$tmp/models" || true
   exit 1
 fi
 echo "ok: only $constant moved"

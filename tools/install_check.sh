@@ -5,7 +5,8 @@
 # that cpack -G DEB makes, unpacked with dpkg-deb -x (installing it needs root and changes the
 # machine; docs/install.md says how it was checked on a fresh Debian 12). Each runs from a
 # directory outside the checkout without TOPSIM_DATA_DIR: `topsim --version` must name the data
-# beside the binary, and `coll dgx-a100 -b 1G -e 1G` (and, in the prefix, `validate`) must print
+# beside the binary, and `coll dgx-a100 -b 1G -e 1G` (a bundled topology and models; in the prefix
+# also `run resnet50-dgx-a100`, a bundled scenario) must print
 # the stdout, stderr and exit code of the build tree's binary run from the repository root. The
 # .deb must declare the libraries it links.
 set -euo pipefail
@@ -54,12 +55,12 @@ chooses() {
 }
 
 reference coll coll dgx-a100 -b 1G -e 1G
-reference validate validate
+reference run run resnet50-dgx-a100
 
 cmake --install "$build" --prefix "$tmp/prefix" >"$tmp/install.log" || { cat "$tmp/install.log"; exit 1; }
 chooses "$tmp/prefix/share/topsim" "$tmp/prefix/bin/topsim"
 compare coll@prefix "$tmp/prefix/bin/topsim" coll dgx-a100 -b 1G -e 1G
-compare validate@prefix "$tmp/prefix/bin/topsim" validate
+compare run@prefix "$tmp/prefix/bin/topsim" run resnet50-dgx-a100
 
 mv "$tmp/prefix" "$tmp/moved"
 chooses "$tmp/moved/share/topsim" "$tmp/moved/bin/topsim"
