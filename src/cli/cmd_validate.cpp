@@ -56,8 +56,8 @@ Table results_table(const std::vector<ValidationResult>& results, bool cross, bo
 std::string summary_lines(const std::vector<AccuracySummary>& summaries) {
   std::string out;
   for (const AccuracySummary& s : summaries)
-    out += "  " + s.quantity + ": " + std::to_string(s.rows) + " rows, geometric-mean |error| " +
-           fixed(100 * s.geomean_abs_error, 1) + "%, worst " + fixed(100 * s.worst_abs_error, 1) + "% (" + s.worst_id +
+    out += "  " + s.quantity + ": " + std::to_string(s.rows) + " rows, geo-mean(1+|error|)-1 " +
+           fixed(100 * s.geomean_error, 1) + "%, median " + fixed(100 * s.median_abs_error, 1) + "%, worst " + fixed(100 * s.worst_abs_error, 1) + "% (" + s.worst_id +
            ")\n";
   return out.empty() ? "  (none)\n" : out;
 }

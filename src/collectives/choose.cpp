@@ -33,8 +33,11 @@ void Communicator::find_tuner_topology() {
   if (!network_) {
     bool nvlink = !rings_.orders.empty();
     for (const auto& order : rings_.orders) nvlink &= all_nvlink(rank_order_hops(order, true));
+    // NCCL's search says it directly: typeIntra, and nChannels x bwIntra in its own figures.
+    if (rings_.nccl_search) nvlink = rings_.type_intra == "NVL" || rings_.type_intra == "NVB";
     tt.nvlink_intra = nvlink;
-    tt.ring_Bps = rings_.rings() * rings_.speed_Bps * (nvlink ? nvlink_scale : 1.0);
+    tt.ring_Bps = rings_.nccl_search ? rings_.rings() * rings_.nccl_bw_intra_Bps
+                                     : rings_.rings() * rings_.speed_Bps * (nvlink ? nvlink_scale : 1.0);
     tt.inter_Bps = tt.ring_Bps;
     tt.channels = std::max(1, std::min(rings_.channels(), version_.max_channels));
   } else {

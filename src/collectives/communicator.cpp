@@ -58,8 +58,45 @@ Communicator::Communicator(const Topology& topology, std::vector<int> gpus, cons
     network_ = fabric_.arc(0, a).kind == RouteKind::network;
   }
   if (network_) find_rails();
-  else rings_ = search_rings(fabric_);
+  else rings_ = search_rings_as_nccl();
   find_tuner_topology();
+}
+
+RingSet Communicator::search_rings_as_nccl() {
+  // NCCL's graph search sees one server (ncclTopoGetSystem); GPUs of several servers in one
+  // NVLink domain, and communicators past what its search is written for, keep topsim's.
+  const int ranks_limit = 32;
+  bool one_server = true;
+  for (int r = 0; r < ranks(); ++r) one_server &= fabric_.node_of_rank(r) == fabric_.node_of_rank(0);
+  if (ranks() < 2 || !one_server || ranks() > ranks_limit || !version_.graph.present) {
+    RingSet set = search_rings(fabric_);
+    set.max_channels = version_.max_channels;
+    return set;
+  }
+  NcclRingGraph graph = nccl_ring_graph(fabric_.topology(), fabric_.gpus(), version_, fabric_.options().peer_access);
+  RingSet set;
+  set.nccl_search = true;
+  set.nccl_bw_intra_Bps = graph.bw_intra_Bps;
+  set.type_intra = to_string(graph.type_intra);
+  set.max_channels = version_.max_channels;
+  for (std::vector<int> order : graph.rings) {
+    std::rotate(order.begin(), std::find(order.begin(), order.end(), 0), order.end());
+    auto it = std::find(set.orders.begin(), set.orders.end(), order);
+    if (it == set.orders.end()) {
+      set.orders.push_back(order);
+      set.multiplicity.push_back(1);
+    } else {
+      ++set.multiplicity[static_cast<std::size_t>(it - set.orders.begin())];
+    }
+  }
+  // Each ring runs at NCCL's bwIntra, in topsim's figures: NCCL's per-link NVLink constant is
+  // not topsim's calibrated NVLink rate, so NVLink rings are rescaled as the tuner's are.
+  auto link_Bps = version_.nvlink_Bps.find(nccl().name);
+  double unit = fabric_.nvlink_unit_Bps();
+  bool nvlink = graph.type_intra <= PathType::nvb;
+  double scale = nvlink && unit > 0 && link_Bps != version_.nvlink_Bps.end() ? link_Bps->second / unit : 1.0;
+  set.speed_Bps = graph.bw_intra_Bps / scale;
+  return set;
 }
 
 bool through_nvswitch(const Topology& topology, const Route& route) {

@@ -9,6 +9,7 @@
 
 #include "collectives/fabric.hpp"
 #include "collectives/op.hpp"
+#include "collectives/nccl_graph.hpp"
 #include "collectives/ring_search.hpp"
 #include "collectives/tuner.hpp"
 #include "schedule/schedule.hpp"
@@ -159,6 +160,8 @@ class Communicator {
   /// The request a candidate is planned with: on the channels NCCL's choice gives it.
   static CollRequest planned(const CollRequest& request, const Candidate& candidate);
   void find_tuner_topology();
+  /// The rings NCCL's graph search finds on these GPUs (one server), else topsim's own search.
+  RingSet search_rings_as_nccl();
   /// The flows and fixed latency of one algorithm: dispatches to the planner of `algo`, one per
   /// file (plan_ring.cpp, plan_tree.cpp, plan_nvls.cpp, plan_collnet.cpp, plan_direct.cpp);
   /// each covers one server and servers joined by a network.

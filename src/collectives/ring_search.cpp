@@ -11,7 +11,7 @@
 namespace topsim {
 
 int RingSet::rings() const { return std::accumulate(multiplicity.begin(), multiplicity.end(), 0); }
-int RingSet::channels() const { return std::min(2 * rings(), 2 * kMaxRings); }
+int RingSet::channels() const { return std::min(2 * rings(), max_channels); }
 
 namespace {
 

@@ -1,6 +1,7 @@
 #pragma once
 // NCCL-style ring search: as many rings (Hamiltonian cycles over the ranks) as the fabric can
 // carry at one per-ring speed, each ring consuming that speed on every resource it crosses.
+#include <string>
 #include <vector>
 
 #include "collectives/fabric.hpp"
@@ -11,9 +12,16 @@ struct RingSet {
   std::vector<std::vector<int>> orders;  ///< distinct ring orders, as ranks starting at rank 0
   std::vector<int> multiplicity;         ///< how many rings follow each order
   double speed_Bps = 0;                  ///< bandwidth each ring is given
+  /// Found by NCCL's own graph search (nccl_graph.hpp): its bwIntra per ring in NCCL's figures
+  /// and the deepest path type a ring crosses. Unset for topsim's search (spans of servers in
+  /// one NVLink domain, or more than 32 ranks).
+  bool nccl_search = false;
+  double nccl_bw_intra_Bps = 0;
+  std::string type_intra;  ///< NCCL's name: NVL, NVB, PIX, PXB, PHB, SYS
+  int max_channels = 2 * 16;  ///< MAXCHANNELS of the release line
 
   int rings() const;
-  /// NCCL runs two channels per ring found (it duplicates them), at most 32.
+  /// NCCL runs two channels per ring found (init duplicates them once more), at most MAXCHANNELS.
   int channels() const;
 };
 

@@ -127,6 +127,8 @@ InferenceFrameworkModel read_inference_framework(const std::string& name, const 
 LatencyBound read_latency_bound(const std::string& name, const Json& value, const SourceRef& where);
 OptimizerModel read_optimizer(const std::string& name, const Json& value, const SourceRef& where);
 NcclVersion read_nccl_version(const std::string& name, const Json& value, const SourceRef& where);
+/// The "graph_search" object of a release line (io/nccl_graph_io.cpp).
+NcclGraphData read_nccl_graph_data(const Json& value, const SourceRef& where);
 
 /// The GPU architectures topsim knows, in generation order.
 const std::vector<std::string>& known_architectures();

@@ -175,6 +175,7 @@ NcclVersion read_nccl_version(const std::string& name, const Json& value, const 
                                     if (!n.is_number()) fail(at, "expected a number, got " + describe(n));
                                     return n.get<double>();
                                   });
+    if (r.has("graph_search")) v.graph = read_nccl_graph_data(key("graph_search"), r.at("graph_search"));
     v.chain_simple_hop = name_in(params.string(r, "chain_simple_hop"), {"ring", "tree"}, "chain_simple_hop",
                                  r.at("chain_simple_hop"));
   });

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "model/nccl_graph_data.hpp"
 #include "model/provenance.hpp"
 #include "model/source_ref.hpp"
 
@@ -49,6 +50,7 @@ struct NcclVersion {
   std::map<std::string, double> ring_plateau;  ///< by table row: multi-node ring Simple allreduce latency factor
   /// Which hop latency a broadcast/reduce Simple step is charged: "tree" (NCCL 2.12+) or "ring".
   std::string chain_simple_hop = "ring";
+  NcclGraphData graph;  ///< the graph search's constants (topo.h, search.cc)
   Sources sources;
   SourceRef where;
 

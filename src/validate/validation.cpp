@@ -8,43 +8,53 @@
 
 namespace topsim {
 
-namespace {
-// |error| is floored so that a row matched to the last digit does not drag the geometric mean to 0.
-constexpr double kErrorFloor = 1e-4;
-}  // namespace
-
 const std::vector<std::string>& quantity_order() {
   static const std::vector<std::string> order = {"busbw>=64MiB", "time<64MiB", "multinode", "p2p", "training", "llm", "kernel",
                                                    "inference", "mig", "sparsity"};
   return order;
 }
 
+AccuracySummary accuracy_of(const std::vector<double>& errors) {
+  AccuracySummary s;
+  s.rows = static_cast<int>(errors.size());
+  if (errors.empty()) return s;
+  std::vector<double> abs_errors;
+  double log_sum = 0;
+  for (double e : errors) {
+    abs_errors.push_back(std::abs(e));
+    log_sum += std::log1p(std::abs(e));
+  }
+  s.geomean_error = std::expm1(log_sum / s.rows);
+  std::sort(abs_errors.begin(), abs_errors.end());
+  std::size_t mid = abs_errors.size() / 2;
+  s.median_abs_error = abs_errors.size() % 2 ? abs_errors[mid] : (abs_errors[mid - 1] + abs_errors[mid]) / 2;
+  s.worst_abs_error = abs_errors.back();
+  return s;
+}
+
 std::vector<AccuracySummary> summarize(const std::vector<ValidationResult>& results, const std::string& role, bool cross) {
-  std::map<std::string, AccuracySummary> by_quantity;
-  std::map<std::string, double> log_sum;
+  std::map<std::string, std::vector<double>> errors;
+  std::map<std::string, std::pair<double, std::string>> worst;  // |error|, the first row that has it
   for (const auto& r : results) {
     if (!r.evaluated || r.row.role != role) continue;
     if (cross && !r.error_cross) continue;
-    double e = std::abs(cross ? *r.error_cross : r.error);
+    double e = cross ? *r.error_cross : r.error;
     for (const std::string& q : {r.quantity, std::string("all")}) {
-      AccuracySummary& s = by_quantity[q];
-      s.quantity = q;
-      ++s.rows;
-      log_sum[q] += std::log(std::max(e, kErrorFloor));
-      if (e > s.worst_abs_error || s.worst_id.empty()) {
-        s.worst_abs_error = e;
-        s.worst_id = r.row.id;
-      }
+      errors[q].push_back(e);
+      auto it = worst.find(q);
+      if (it == worst.end() || std::abs(e) > it->second.first) worst[q] = {std::abs(e), r.row.id};
     }
   }
   std::vector<AccuracySummary> out;
   std::vector<std::string> order = quantity_order();
   order.push_back("all");
   for (const std::string& q : order) {
-    auto it = by_quantity.find(q);
-    if (it == by_quantity.end()) continue;
-    it->second.geomean_abs_error = std::exp(log_sum[q] / it->second.rows);
-    out.push_back(it->second);
+    auto it = errors.find(q);
+    if (it == errors.end()) continue;
+    AccuracySummary s = accuracy_of(it->second);
+    s.quantity = q;
+    s.worst_id = worst[q].second;
+    out.push_back(s);
   }
   return out;
 }

@@ -28,14 +28,20 @@ struct ValidationResult {
   std::set<std::string> things;
 };
 
-/// Geometric mean and worst of |error| over rows of one quantity.
+/// The developers' guide's accuracy metric over rows of one quantity: the geometric mean of
+/// (1 + |error|), minus 1, with the median and the worst |error| beside it. (The geometric mean
+/// of |error| itself, used before issue 27, flatters: a few exact rows pull it towards 0.)
 struct AccuracySummary {
   std::string quantity;  ///< a quantity_of() name, or "all"
   int rows = 0;
-  double geomean_abs_error = 0;  ///< |error| floored at 0.01% so that an exact row does not zero it
+  double geomean_error = 0;  ///< exp(mean(log(1 + |error|))) - 1
+  double median_abs_error = 0;
   double worst_abs_error = 0;
   std::string worst_id;
 };
+
+/// geomean_error, median_abs_error and worst_abs_error of `errors` (signed or not); 0 for none.
+AccuracySummary accuracy_of(const std::vector<double>& errors);
 
 /// Over the rows of `role` that were simulated, per quantity (in a fixed order) and for all of
 /// them; `cross` takes error_cross (rows without one are left out).

@@ -68,43 +68,59 @@ TEST_CASE("collectives: nccl-tests sizes, counts and bus-bandwidth factors") {
 }
 
 TEST_CASE("collectives: ring search on the DGX-1 cube meshes") {
-  // V100: six arc-disjoint Hamiltonian cycles exist when NV2 pairs count twice; each ring gets
-  // one NVLink's worth, 25 GB/s x 0.8 (NCCL on Volta) = 20 GB/s.
+  // NCCL's search (search.cc ncclTopoCompute, default line's graph_search). V100: SM70 NVLinks
+  // at 20 GB/s (topo.h), NV2 pairs 40 GB/s, so maxBw = 40 and each GPU's 6 links total 120. At
+  // 40 and 30 no ring closes on double links alone; at 20, six arc-disjoint rings use every
+  // link once (6 x 20 = 120 = totalBw: the search stops). bwIntra 20 < 25: no duplication;
+  // init doubles the 6 into 12 channels. topsim's ring speed is NCCL's 20 rescaled to its
+  // NVLink (25 x 0.8 = 20): 20 GB/s.
   Topology v100 = bundled("dgx1-v100");
   Communicator comm(v100, first(8), nccl());
+  CHECK(comm.rings().nccl_search);
   CHECK(comm.rings().rings() == 6);
   CHECK(comm.rings().speed_Bps == Approx(20e9));
   CHECK(comm.rings().channels() == 12);
+  CHECK(comm.rings().type_intra == "NVL");
   check_rings(comm);
-  // P100: four disjoint rings at 17.28 GB/s would need 138 GB/s of each GPU's SM traffic; the
-  // Pascal limit of 124.7 GB/s in + out leaves four rings at 124.7 / 8 = 15.59 GB/s.
+  // P100: four single NVLinks per GPU at SM60's 18 GB/s: four rings at 18 fill 4 x 18 = 72.
+  // topsim's NVLink1 is 20 x 0.8643 = 17.286 GB/s (fitted), so each ring runs at that.
   Topology p100 = bundled("dgx1-p100");
   Communicator all(p100, first(8), nccl());
   CHECK(all.rings().rings() == 4);
-  CHECK(all.rings().speed_Bps == Approx(124.7e9 / 8));
-  // GPUs 0-4: GPU4's only NVLink neighbour in the set is GPU0, so no NVLink ring closes; the
-  // rings cross to it through host memory, as NCCL's SHM transport would.
+  CHECK(all.rings().speed_Bps == Approx(20e9 * 0.8643));
+  // GPUs 0-3 are fully connected, but the complete digraph on 4 vertices has no decomposition
+  // into Hamiltonian cycles (Tillson): at 18 only two rings fit (36); at 9 (9/18 > .49, the
+  // search goes on) six do, 6 x 9 = 54 = totalBw (3 links x 18).
+  Communicator quad(p100, first(4), nccl());
+  CHECK(quad.rings().rings() == 6);
+  CHECK(quad.rings().nccl_bw_intra_Bps == Approx(9e9));
+  // GPUs 0-4: GPU4's only NVLink neighbour in the set is GPU0. No NVL ring closes; at typeIntra
+  // NVB the path 3 -> 0 -> 4 goes through GPU0 (paths.cc, one NVLink hop through a GPU), and
+  // one ring at 18 takes both directions of the 0-4 link, so there is one.
   Communicator subset(p100, first(5), nccl());
-  REQUIRE(subset.rings().rings() >= 1);
-  bool through_host = false;
-  for (const auto& order : subset.rings().orders)
-    for (int i = 0; i < 5; ++i)
-      through_host |= subset.fabric().arc(order[i], order[(i + 1) % 5]).kind == RouteKind::host_staged;
-  CHECK(through_host);
+  CHECK(subset.rings().rings() == 1);
+  CHECK(subset.rings().type_intra == "NVB");
+  CHECK(subset.rings().channels() == 2);
 }
 
 TEST_CASE("collectives: ring search on NVSwitch systems gives NCCL's channel counts") {
-  // A100: 12 links into the switches, one ring per link at 25 x 0.7737 GB/s, all in one order.
+  // A100: 12 NVLinks into the switches, one GPU->NVS link of 12 x 20 = 240 GB/s to NCCL. The
+  // default array starts at 40: six rings fill 240 (stop). 40 >= 25: duplicated to 12 at 20;
+  // init doubles to 24 channels. All rings cross the one NVS node: one order.
   Topology a100_topology = bundled("dgx-a100");
   Communicator a100(a100_topology, first(8), nccl());
   CHECK(a100.rings().rings() == 12);
   CHECK(a100.rings().orders.size() == 1);
   CHECK(a100.rings().channels() == 24);
-  // H100: 18 links, but at most 16 rings (32 channels): 16 rings at 18 x 25 x 0.8234 / 16.
+  // H100 (2.26: SM90 NVLink 20.6 GB/s): 18 x 20.6 = 370.8. The sm90 array starts at 60: six
+  // rings (360); 50 gives seven (350), 40 nine (360, more hops), 30 twelve (360, more hops),
+  // 24/60 < .49 stops. Six at 60, duplicated (60 is not below 50) to 12 at 30: 24 channels.
+  // topsim's ring speed: 30 x (25 x 0.8234) / 20.6 GB/s.
   Topology h100_topology = bundled("dgx-h100");
   Communicator h100(h100_topology, first(8), nccl());
-  CHECK(h100.rings().rings() == 16);
-  CHECK(h100.rings().speed_Bps == Approx(18 * 25e9 * 0.8234 / 16));
+  CHECK(h100.rings().rings() == 12);
+  CHECK(h100.rings().channels() == 24);
+  CHECK(h100.rings().speed_Bps == Approx(30e9 * 25 * 0.8234 / 20.6));
 }
 
 TEST_CASE("collectives: what NCCL's tuner sees of NVSwitch servers, in NCCL's per-link figures") {
@@ -120,13 +136,13 @@ TEST_CASE("collectives: what NCCL's tuner sees of NVSwitch servers, in NCCL's pe
   CHECK(a.ring_Bps == Approx(240e9));
   CHECK(a.channels == 24);
   CHECK(a.nvls_Bps == 0);
-  // H100: 16 rings sharing 18 links of 20.6 GB/s (SM90): 18 x 20.6 = 370.8 GB/s over 32
-  // channels; NVLS sees the same 18 links.
+  // H100: ringGraph 12 channels x bwIntra 30 (the search above) = 360 GB/s over 24 channels;
+  // NVLS sees all 18 links of 20.6 GB/s.
   Topology h100_topology = bundled("dgx-h100");
   Communicator h100(h100_topology, first(8), nccl());
   const TunerTopology& h = h100.tuner_topology();
-  CHECK(h.ring_Bps == Approx(18 * 20.6e9));
-  CHECK(h.channels == 32);
+  CHECK(h.ring_Bps == Approx(12 * 30e9));
+  CHECK(h.channels == 24);
   CHECK(h.nvls_Bps == Approx(18 * 20.6e9));
 }
 

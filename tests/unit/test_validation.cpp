@@ -93,15 +93,18 @@ TEST_CASE("validation: summaries per quantity over one role") {
   auto summaries = summarize(results, "check", false);
   REQUIRE(summaries.size() == 3);  // p2p, kernel, all
   CHECK(summaries[0].quantity == "p2p");
-  // geometric mean of 0.10 and 0.20 = sqrt(0.02)
-  CHECK(summaries[0].geomean_abs_error == Approx(0.141421356));
+  // geometric mean of 1.10 and 1.20, minus 1: sqrt(1.32) - 1 = 0.148913; median of 0.10, 0.20: 0.15
+  CHECK(summaries[0].geomean_error == Approx(0.148912529));
+  CHECK(summaries[0].median_abs_error == Approx(0.15));
   CHECK(summaries[0].worst_abs_error == Approx(0.20));
   CHECK(summaries[0].worst_id == "c");
   CHECK(summaries[1].quantity == "kernel");
   CHECK(summaries[2].quantity == "all");
   CHECK(summaries[2].rows == 3);  // the calibration row is not counted
-  // Cross: each error_cross is twice the error: sqrt(0.2 * 0.4) = 0.2828
-  CHECK(summarize(results, "check", true)[0].geomean_abs_error == Approx(0.282842712));
+  // Cross: each error_cross is twice the error: sqrt(1.2 x 1.4) - 1 = 0.296148
+  CHECK(summarize(results, "check", true)[0].geomean_error == Approx(0.296148352));
+  // The median of an odd count is the middle |error|: 0.05, 0.10, 0.20 over "all".
+  CHECK(summaries[2].median_abs_error == Approx(0.10));
 }
 
 TEST_CASE("validation: quantities split collectives at 64 MiB and across servers") {
