@@ -511,6 +511,14 @@ NcclRingGraph RingSearch::run() {
   }
   out.bw_intra_Bps = best_.bw;
   out.type_intra = best_.type;
+  for (int a : gpu_nodes_)
+    for (int b : gpu_nodes_) {
+      const NcclPath& p = paths_[{a, b}];
+      if (a == b || p.type != PathType::nvb || p.links.size() != 2) continue;
+      const NcclNode& mid = nodes_[static_cast<std::size_t>(links_[static_cast<std::size_t>(p.links[0])].to)];
+      if (mid.kind == NcclNodeKind::gpu)
+        out.via[{nodes_[static_cast<std::size_t>(a)].rank, nodes_[static_cast<std::size_t>(b)].rank}] = mid.rank;
+    }
   // Duplicate the channels when each is fast (search.cc, end of ncclTopoCompute).
   bool duplicate = best_.bw >= data_.duplicate_min_Bps - 1 &&
                    !(cc_min() > data_.duplicate_cap_above_cc && best_.bw < data_.duplicate_cap_Bps - 1 &&

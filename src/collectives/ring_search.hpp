@@ -1,7 +1,9 @@
 #pragma once
 // NCCL-style ring search: as many rings (Hamiltonian cycles over the ranks) as the fabric can
 // carry at one per-ring speed, each ring consuming that speed on every resource it crosses.
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collectives/fabric.hpp"
@@ -19,6 +21,8 @@ struct RingSet {
   double nccl_bw_intra_Bps = 0;
   std::string type_intra;  ///< NCCL's name: NVL, NVB, PIX, PXB, PHB, SYS
   int max_channels = 2 * 16;  ///< MAXCHANNELS of the release line
+  /// NCCL's PATH_NVB pairs: (from rank, to rank) -> the rank whose NVLinks the hop crosses.
+  std::map<std::pair<int, int>, int> via;
 
   int rings() const;
   /// NCCL runs two channels per ring found (init duplicates them once more), at most MAXCHANNELS.
