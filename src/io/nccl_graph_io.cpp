@@ -110,7 +110,7 @@ NcclGraphData read_nccl_graph_data(const Json& value, const SourceRef& where) {
   g.search_global_timeout = integer("search_global_timeout", 1, 1L << 40);
   g.lower_speed_ratio = positive(key("lower_speed_ratio"), r.at("lower_speed_ratio"));
   g.duplicate_min_Bps = positive(key("duplicate_min_GBps"), r.at("duplicate_min_GBps")) * kGBps;
-  {
+  if (r.has("duplicate_cap")) {  // absent (NCCL 2.12): every fast enough graph is duplicated
     ObjectReader d(key("duplicate_cap"), r.at("duplicate_cap"));
     g.duplicate_cap_above_cc = d.integer("above_compute_capability", 0, 1000);
     g.duplicate_cap_Bps = d.number("below_GBps", 0, 1e6, false) * kGBps;
