@@ -25,7 +25,17 @@ TEST_CASE("topology: every bundled server loads") {
   };
   for (const Expect& e : {Expect{"dgx1-p100", 8, 4}, Expect{"dgx1-v100", 8, 4}, Expect{"dgx2", 16, 8},
                           Expect{"dgx-a100", 8, 8}, Expect{"hgx-a800", 8, 4}, Expect{"dgx-h100", 8, 8},
-                          Expect{"hgx-h800", 8, 8}, Expect{"dgx-station-v100", 4, 0}, Expect{"pcie-8x-rtx4090", 8, 1}}) {
+                          Expect{"hgx-h800", 8, 8}, Expect{"dgx-station-v100", 4, 0}, Expect{"pcie-8x-rtx4090", 8, 1},
+                          // cloud instances and Blackwell Ultra (tools/gen_cloud_topologies.py)
+                          Expect{"aws-p4d", 8, 4}, Expect{"aws-p4de", 8, 4}, Expect{"aws-p5", 8, 32},
+                          Expect{"aws-p5en", 8, 16}, Expect{"aws-p6-b200", 8, 8}, Expect{"aws-p6-b300", 8, 16},
+                          Expect{"azure-nd-a100-v4", 8, 8}, Expect{"azure-ndm-a100-v4", 8, 8},
+                          Expect{"azure-nd-h100-v5", 8, 8}, Expect{"azure-nd-h200-v5", 8, 8},
+                          Expect{"azure-nd-gb200-v6", 4, 4}, Expect{"gcp-a3", 8, 4}, Expect{"gcp-a3-mega", 8, 8},
+                          Expect{"gcp-a3-ultra", 8, 8}, Expect{"gcp-a4", 8, 8}, Expect{"oci-bm-gpu-h100-8", 8, 8},
+                          Expect{"oci-bm-gpu-h200-8", 8, 8}, Expect{"oci-bm-gpu-b200-8", 8, 8},
+                          Expect{"oci-bm-gpu-b300-8", 8, 8}, Expect{"hgx-b300", 8, 8}, Expect{"gb300-tray", 4, 4},
+                          Expect{"gb300-nvl72-rack", 72, 72}}) {
     INFO(e.name);
     Topology t = bundled(e.name);
     CHECK(t.name() == e.name);
