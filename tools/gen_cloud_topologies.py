@@ -147,7 +147,7 @@ def machines():
              AWS_FABRIC % ("efa-fabric-100g", SPEC)],
             board, ("pcie4-switch", "aws-efa-100g", 0.5, "cascade"), {"kind": "fat-tree", "switch": "efa-fabric-100g"}))
     out.append(m("aws-p5",
-        "AWS p5.48xlarge: 8 H100-SXM5 80 GB on an HGX H100 board (4 NVSwitch gen 3), 32 x 100 Gb/s EFA (EFAv2), 4 per GPU, four PCIe Gen5 switches each with 2 GPUs and their 8 EFAs. The 4 EFAs of a GPU are one 4-port NIC device (nic<i>), as aws-ofi-nccl's RDMA protocol stripes a GPU's messages over them as rails of one NCCL net device, two AMD sockets. NCCL runs over EFA/SRD through aws-ofi-nccl (RDMA protocol).",
+        "AWS p5.48xlarge: 8 H100-SXM5 80 GB on an HGX H100 board (4 NVSwitch gen 3), 32 x 100 Gb/s EFA (EFAv2), 4 per GPU, four PCIe Gen5 switches each with 2 GPUs and their 8 EFAs, two AMD sockets. NCCL runs over EFA/SRD through aws-ofi-nccl (RDMA protocol), which stripes a GPU's messages over its 4 EFAs as rails of one NCCL net device, so the 4 EFAs of a GPU are one 4-port NIC device (nic<i>).",
         ["%s section 1a (source key K, DescribeInstanceTypes MaximumEfaInterfaces 32, 3200 Gb/s): p5.48xlarge, 8 x H100 80 GB, 32 EFA of 100 Gb/s (inferred 3200/32), 32 network cards, 2048 GiB" % SPEC,
          "%s section 1a (source key OFI src/tuner/nccl_ofi_model.cpp): 4 EFA per GPU (num_rails=4 for P5/P5e); 1 GPU + 4 EFA per PCIe switch (third-party write-up, as the spec notes)" % SPEC,
          "%s section 2 (source key OFI src/platform-aws.cpp): plugin protocol RDMA on p5/p5e, NCCL_BUFFSIZE 8 MiB, P2P net chunk 512 KiB" % SPEC,
