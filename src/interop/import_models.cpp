@@ -13,6 +13,17 @@ namespace topsim {
 
 namespace {
 
+// Name prefixes of the bundled cloud instances (tools/gen_cloud_topologies.py). Their PCIe trees
+// and CPUs are mostly assumptions copied from the vendors' reference servers, so the vendor
+// server (dgx-h100, hgx-b300, ...) is the better reference for an imported machine: it is
+// preferred to a cloud instance of the same GPU generation, and its NVLinks name the GPUs first.
+bool is_cloud_instance(const std::string& name) {
+  static const char* const prefixes[] = {"aws-", "azure-", "gcp-", "oci-"};
+  for (const char* p : prefixes)
+    if (name.rfind(p, 0) == 0) return true;
+  return false;
+}
+
 const DeviceSpec* find_device(const TopologySpec& s, const std::string& id) {
   for (const DeviceSpec& d : s.devices)
     if (d.id == id) return &d;
@@ -195,7 +206,12 @@ std::string choose_gpu_model(const ImportedMachine& m, const Catalog& catalog, c
   }
   // topo -m never names the GPU: the bundled servers whose NVLinks are these.
   std::vector<std::pair<std::string, std::string>> matches;  // server, model
-  for (const TopologySpec& s : servers) {
+  std::vector<const TopologySpec*> vendor_first;
+  for (const TopologySpec& s : servers) vendor_first.push_back(&s);
+  std::stable_partition(vendor_first.begin(), vendor_first.end(),
+                        [](const TopologySpec* s) { return !is_cloud_instance(s->name); });
+  for (const TopologySpec* server : vendor_first) {
+    const TopologySpec& s = *server;
     std::string model = first_gpu_model(s);
     if (count_of(s, DeviceType::gpu) != static_cast<int>(m.gpus.size()) || m.nvlinks.empty() || !all_gpus_are(s, model)) continue;
     NvlinkShape theirs = shape_of(s);
@@ -228,21 +244,21 @@ const TopologySpec& choose_reference(const ImportedMachine& m, const GpuModel& g
     throw UsageError("--like: " + unknown_name_message("bundled server", options.like, names));
   }
   // Lexicographic: has the models the machine needs (a PCIe switch, a socket link), GPU
-  // generation, socket count, GPU model, GPU count.
+  // generation, socket count, a vendor server before a cloud instance, GPU model, GPU count.
   auto score = [&](const TopologySpec& s) {
     std::string model = first_gpu_model(s);
     auto it = catalog.gpus().find(model);
     bool generation = it != catalog.gpus().end() && it->second.architecture == gpu.architecture;
     bool capable = (m.switches.empty() || count_of(s, DeviceType::pcie_switch) > 0) &&
                    (socket_count(m) < 2 || count_of(s, DeviceType::cpu) > 1);
-    return std::make_tuple(capable, generation, count_of(s, DeviceType::cpu) == socket_count(m), model == gpu.name,
-                           count_of(s, DeviceType::gpu) == static_cast<int>(m.gpus.size()));
+    return std::make_tuple(capable, generation, count_of(s, DeviceType::cpu) == socket_count(m), !is_cloud_instance(s.name),
+                           model == gpu.name, count_of(s, DeviceType::gpu) == static_cast<int>(m.gpus.size()));
   };
   const TopologySpec* best = nullptr;
   for (const TopologySpec& s : servers)
     if (count_of(s, DeviceType::gpu) > 0 && (best == nullptr || score(s) > score(*best))) best = &s;
   if (best == nullptr) throw UsageError("no bundled server to take the CPU, socket link and PCIe models from");
-  auto [capable, generation, sockets, model, count] = score(*best);
+  auto [capable, generation, sockets, vendor, model, count] = score(*best);
   std::string why = std::string(generation ? "same GPU generation (" + gpu.architecture + ")" : "no bundled server has " + gpu.architecture + " GPUs") +
                     (sockets ? ", same socket count" : ", another socket count") + (model ? ", same GPU model" : "") +
                     (capable ? "" : "; it lacks a PCIe switch or socket link the file needs");

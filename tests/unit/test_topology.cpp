@@ -25,7 +25,18 @@ TEST_CASE("topology: every bundled server loads") {
   };
   for (const Expect& e : {Expect{"dgx1-p100", 8, 4}, Expect{"dgx1-v100", 8, 4}, Expect{"dgx2", 16, 8},
                           Expect{"dgx-a100", 8, 8}, Expect{"hgx-a800", 8, 4}, Expect{"dgx-h100", 8, 8},
-                          Expect{"hgx-h800", 8, 8}, Expect{"dgx-station-v100", 4, 0}, Expect{"pcie-8x-rtx4090", 8, 1}}) {
+                          Expect{"hgx-h800", 8, 8}, Expect{"dgx-station-v100", 4, 0}, Expect{"pcie-8x-rtx4090", 8, 1},
+                          // cloud instances and Blackwell Ultra (tools/gen_cloud_topologies.py); a
+                          // GPU's EFAs are one multi-port NIC device (32, 16, 16 EFAs on p5, p5en, p6-b300)
+                          Expect{"aws-p4d", 8, 4}, Expect{"aws-p4de", 8, 4}, Expect{"aws-p5", 8, 8},
+                          Expect{"aws-p5en", 8, 8}, Expect{"aws-p6-b200", 8, 8}, Expect{"aws-p6-b300", 8, 8},
+                          Expect{"azure-nd-a100-v4", 8, 8}, Expect{"azure-ndm-a100-v4", 8, 8},
+                          Expect{"azure-nd-h100-v5", 8, 8}, Expect{"azure-nd-h200-v5", 8, 8},
+                          Expect{"azure-nd-gb200-v6", 4, 4}, Expect{"gcp-a3", 8, 4}, Expect{"gcp-a3-mega", 8, 8},
+                          Expect{"gcp-a3-ultra", 8, 8}, Expect{"gcp-a4", 8, 8}, Expect{"oci-bm-gpu-h100-8", 8, 8},
+                          Expect{"oci-bm-gpu-h200-8", 8, 8}, Expect{"oci-bm-gpu-b200-8", 8, 8},
+                          Expect{"oci-bm-gpu-b300-8", 8, 8}, Expect{"hgx-b300", 8, 8}, Expect{"gb300-tray", 4, 4},
+                          Expect{"gb300-nvl72-rack", 72, 72}}) {
     INFO(e.name);
     Topology t = bundled(e.name);
     CHECK(t.name() == e.name);
@@ -56,7 +67,7 @@ TEST_CASE("topology: each wiring error has its own message") {
         "tiny.json:/links/0/b: unknown device 'gpu9' (did you mean 'gpu0'?); known: cpu0, gpu0, gpu1, pcie0");
   CHECK(tiny_error("\"model\": \"v100\"}", "\"model\": \"v1000\"}") ==
         "tiny.json:/devices/0/model: unknown GPU model 'v1000' (did you mean 'v100'?); known: a10, a100, a100-80gb, "
-        "a100-pcie, a100-pcie-80gb, a30, a6000, a800, b200, b200-sxm, b300, gh200, gh200-144gb, h100, h100-pcie, h200, "
+        "a100-pcie, a100-pcie-80gb, a30, a6000, a800, b200, b200-sxm, b300, gb300, gh200, gh200-144gb, h100, h100-pcie, h200, "
         "h800, l4, l40s, p100, rtx2080ti, rtx3090, rtx4090, rtx6000-ada, t4, v100, v100-pcie, v100-sxm3");
   CHECK(tiny_error("\"count\": 2", "\"count\": 7") == "tiny.json:/links/0: gpu0 (v100) would have 7 NVLinks; its model v100 has 6");
   CHECK(tiny_error("\"model\": \"nvlink2\"", "\"model\": \"nvlink3\"") == "tiny.json:/links/0/model: gpu0 (v100) speaks nvlink2, not nvlink3");
