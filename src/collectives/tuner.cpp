@@ -101,7 +101,8 @@ NcclEstimate nccl_estimate(const NcclVersion& version, const TunerTopology& topo
   int nsteps = op == CollOp::allreduce ? 2 * (n - 1)
                : op == CollOp::reducescatter || op == CollOp::allgather ? n - 1
                                                                         : n;
-  int inter_steps = op == CollOp::allreduce ? (nodes > 1 ? 2 * nodes : 0)
+  const int allreduce_inter = version.ring_allreduce_inter_steps == "2*nodes" ? 2 * nodes : 2 * (nodes - 1);
+  int inter_steps = op == CollOp::allreduce ? (nodes > 1 ? allreduce_inter : 0)
                     : op == CollOp::reducescatter || op == CollOp::allgather ? nodes - 1
                                                                              : nodes;
   if (algo == Algo::pat) bw *= version.factor("pat");
@@ -129,6 +130,8 @@ NcclEstimate nccl_estimate(const NcclVersion& version, const TunerTopology& topo
     if (op == CollOp::broadcast || op == CollOp::reduce) {
       std::string hop = proto == Proto::simple && version.chain_simple_hop == "tree" ? "tree" : "ring";
       latency += nsteps * hw_lat(hw, hop);
+    } else if (version.ring_step_latency == "hw") {
+      latency += nsteps * hw_lat(hw, a);
     } else {
       // getNetOverhead, in us (NCCL 2.18+; 0 before)
       double overhead = nodes > 1 ? version.factor_or("net_overhead", 0) * 1e-6 * (proto == Proto::simple ? 3 : 1) : 0;

@@ -266,6 +266,10 @@ NcclVersion read_nccl_version(const std::string& name, const Json& value, const 
       v.ring_plateau = read_keyed(r.required("ring_plateau"), r.at("ring_plateau"), {"volta", "ampere", "hopper", "blackwell"},
                                   "tuner row", read_positive);
     v.chain_simple_hop = name_in(r.string("chain_simple_hop"), {"ring", "tree"}, "chain_simple_hop", r.at("chain_simple_hop"));
+    v.ring_step_latency = name_in(r.string("ring_step_latency"), {"hw", "intra_inter"}, "ring_step_latency", r.at("ring_step_latency"));
+    if (r.has("ring_allreduce_inter_steps"))
+      v.ring_allreduce_inter_steps = name_in(r.string("ring_allreduce_inter_steps"), {"2*nodes", "2*(nodes-1)"},
+                                             "ring_allreduce_inter_steps", r.at("ring_allreduce_inter_steps"));
     read_graph_search(r.required("graph_search"), r.at("graph_search"), v);
   });
 }

@@ -53,6 +53,12 @@ struct NcclVersion {
   std::map<std::string, double> ring_plateau;  ///< by table row: multi-node ring Simple allreduce latency factor
   /// Which hop latency a broadcast/reduce Simple step is charged: "tree" or "ring".
   std::string chain_simple_hop = "ring";
+  /// How a ring's steps are charged: "intra_inter" (intra-node steps at the NVLink/PCIe hop,
+  /// network steps at the network's; 2.12+) or "hw" (every step at the line's transport: the
+  /// network's as soon as there are two servers; 2.5).
+  std::string ring_step_latency = "intra_inter";
+  /// Network steps of a ring allreduce: "2*nodes" (2.12-2.21) or "2*(nodes-1)" (2.26+).
+  std::string ring_allreduce_inter_steps = "2*nodes";
   /// The graph search's inputs (src/graph/search.cc, topo.h, topo.cc), for the search model:
   /// speed arrays per row ("default", "hopper", "blackwell"), descending, in B/s.
   std::map<std::string, std::vector<double>> speed_intra_Bps, speed_inter_Bps;
