@@ -25,10 +25,8 @@ What nccl-tests measured, and how a row says it:
   * GPUs: "gpus": N, the first N GPUs of the server in topsim's ordinal order, as the collector ran
     nccl-tests -t N (one process, one thread per GPU, CUDA devices 0..N-1).
   * dtype: nccl-tests' name (half, int8).
-  * nccl: the release the table names. WRITE_NCCL_ALWAYS is the one switch: False writes the key
-    only where models/nccl_versions.json has a line that covers the release (what topsim's
-    Catalog::nccl_version accepts today); other rows say the release in their note and run the
-    default line. Flip it to True once nearest-older release mapping lands.
+  * nccl: the release the table names, on every row: topsim runs the line that covers it, or the
+    nearest older line with a note on stderr (Catalog::nccl_version).
 
 Bad input -> a message naming the file and JSON pointer, exit 2. Python 3 standard library only.
 """
@@ -43,10 +41,6 @@ ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "tests" / "data" / "aiconfigurator" / "nccl-aiconfigurator-public.json"
 SHARED = ROOT.parent / "shared" / "reference" / "nccl-aiconfigurator-public.json"
 OUTPUT = ROOT / "scenarios" / "validation" / "nccl-aiconfigurator.json"
-NCCL_VERSIONS = ROOT / "models" / "nccl_versions.json"
-
-# The one switch (see the module docstring): True writes "nccl" on every row.
-WRITE_NCCL_ALWAYS = False
 
 LARGE_MESSAGE_B = 64 * 1024 * 1024  # the validation split: busbw from 64 MiB up, time below
 
@@ -124,23 +118,6 @@ def version_parts(text):
     return [int(p) if p.isdigit() else -1 for p in text.split(".")]
 
 
-def modelled_lines(path):
-    """[(first, last)] of models/nccl_versions.json: the releases topsim accepts in a row's "nccl"."""
-    lines = []
-    for name, line in json.loads(path.read_text(encoding="utf-8"))["nccl_versions"].items():
-        first, last = line["covers"]
-        lines.append((version_parts(first), version_parts(last)))
-    return lines
-
-
-def covered(release, lines):
-    parts = version_parts(release)
-    if len(parts) < 2 or min(parts[:2]) < 0:
-        return False
-    minor = parts[:2]  # only major.minor decides, as NcclVersion::covers
-    return any(first <= minor <= last for first, last in lines)
-
-
 def expect(path, pointer, ok, message):
     if not ok:
         raise BadInput(path, pointer, message)
@@ -155,7 +132,7 @@ def field(path, table, pointer, key, kind):
     return value
 
 
-def build_rows(reference_path, lines):
+def build_rows(reference_path):
     try:
         document = json.loads(reference_path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as e:
@@ -187,7 +164,6 @@ def build_rows(reference_path, lines):
         citation = CITATION.format(system=system, nccl=release, named=named, server=server, gpu=gpu)
         expect(reference_path, f"{at}/server", sources.setdefault(source, citation) == citation,
                f"tables of {system} NCCL {release} name different servers")
-        with_nccl = WRITE_NCCL_ALWAYS or covered(release, lines)
         for r, measured in enumerate(field(reference_path, table, at, "rows", list)):
             rat = f"{at}/rows/{r}"
             size_B = field(reference_path, measured, rat, "size_B", int)
@@ -206,14 +182,9 @@ def build_rows(reference_path, lines):
                 how = f"busbw from the printed {time_us:g} us"
             else:
                 metric, value, how = "time_us", time_us, "time as printed"
-            note = f"{stands_for}; NCCL {release}"
-            if not with_nccl:
-                note += " (no modelled line covers it yet: runs topsim's default line)"
-            note += f"; {how}, " + ("one collection" if samples == 1 else f"median of {samples} collections")
+            note = f"{stands_for}; NCCL {release}; {how}, " + ("one collection" if samples == 1 else f"median of {samples} collections")
             row = {"id": row_id, "kind": "coll", "topology": topology, "op": op, "gpus": gpus, "size": size_text(size_B),
-                   "dtype": dtype}
-            if with_nccl:
-                row["nccl"] = release
+                   "dtype": dtype, "nccl": release}
             row.update({"peer_access": True, "metric": metric, "measured": value, "role": "check", "tolerance": TOLERANCE,
                         "source": source, "note": note})
             rows.append(row)
@@ -254,7 +225,7 @@ def main():
     parser.add_argument("--output", type=Path, default=OUTPUT, help=f"file to write (default {OUTPUT})")
     args = parser.parse_args()
     try:
-        sources, rows = build_rows(args.reference, modelled_lines(NCCL_VERSIONS))
+        sources, rows = build_rows(args.reference)
     except BadInput as e:
         print(f"aiconfigurator_rows: {e}", file=sys.stderr)
         return 2
@@ -269,9 +240,8 @@ def main():
             return 1
         return 0
     args.output.write_text(text, encoding="utf-8")
-    counts = Counter((row["source"], "nccl" in row) for row in rows)
-    for (source, with_nccl), count in sorted(counts.items()):
-        print(f"{source:32} {count:5} rows{'' if with_nccl else ' (release in the note only)'}")
+    for source, count in sorted(Counter(row["source"] for row in rows).items()):
+        print(f"{source:32} {count:5} rows")
     print(f"{'total':32} {len(rows):5} rows")
     return 0
 

@@ -238,7 +238,7 @@ void add_coll_command(CLI::App& app, Context& context) {
       Simulated s;
       s.topology = &context.workspace().topology(args->topology, args->scale, "", with);
       s.comm = std::make_unique<Communicator>(*s.topology, gpus_of(*args, *s.topology),
-                                              catalog.nccl_version(args->request.nccl), routes_of(args->request));
+                                              nccl_option(context, args->request.nccl), routes_of(args->request));
       s.runner = &batch.add(*s.topology, s.comm->routes(), s.comm->needs(requests));
       return s;
     };

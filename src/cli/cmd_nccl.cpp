@@ -21,14 +21,26 @@ struct ChooseArgs {
 
 std::string versions_text(const Catalog& catalog, Format format) {
   Table table({{"line"}, {"releases"}, {"tag"}, {"default"}, {"allreduce"}, {"allgather"}, {"protocols"}, {"description"}});
-  for (const NcclVersion* line : catalog.nccl_lines()) {
-    const NcclVersion& v = *line;
+  std::vector<const NcclVersion*> lines = catalog.nccl_lines();
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const NcclVersion& v = *lines[i];
     const std::string& name = v.name;
+    // The releases this line stands for: its own major.minor, and those after it up to the next
+    // line (mapped to it with a note); the newest line takes every later release.
+    std::string releases = name + "+";
+    if (i + 1 < lines.size()) {
+      releases = name;
+      const std::string& next = lines[i + 1]->name;
+      std::size_t dot = next.find('.');
+      int next_minor = std::stoi(next.substr(dot + 1)), minor = std::stoi(name.substr(name.find('.') + 1));
+      if (next.substr(0, dot) == name.substr(0, name.find('.')) && next_minor > minor + 1)
+        releases += "-" + next.substr(0, dot) + "." + std::to_string(next_minor - 1);
+    }
     auto algos = [&](const char* op) {
       auto it = v.algorithms.find(op);
       return it == v.algorithms.end() ? std::string("-") : join(it->second, " ");
     };
-    table.add_row({name, v.first + "-" + v.last, v.tag, std::string(name == catalog.nccl_version("").name ? "yes" : ""),
+    table.add_row({name, releases, v.tag, std::string(name == catalog.nccl_version("").name ? "yes" : ""),
                    algos("allreduce"), algos("allgather"), join(v.protocols, " "), v.description});
   }
   return table.render(format);
@@ -62,7 +74,7 @@ void add_nccl_command(CLI::App& app, Context& context) {
     Topology t = context.workspace().topology(args->topology, args->scale, "", catalog);
     std::vector<int> gpus(static_cast<std::size_t>(t.gpu_count()));
     for (int g = 0; g < t.gpu_count(); ++g) gpus[static_cast<std::size_t>(g)] = g;
-    const NcclVersion& version = catalog.nccl_version(args->request.nccl);
+    const NcclVersion& version = nccl_option(context, args->request.nccl);
     Communicator comm(t, gpus, version, routes_of(args->request));
     Table table({{"nccl"}, {"op"}, {"size_B", 0}, {"gpus"}, {"nodes"}, {"algo"}, {"proto"}, {"channels"},
                  {"nccl_estimate_us", 2}, {"runner_up"}});

@@ -60,7 +60,7 @@ void run_trace(const RunArgs& args, Context& context, Format format) {
   ReplayOptions options;
   options.routes.peer_access = !args.no_p2p;
   options.routes.gpu_direct = !args.no_gdr;
-  options.nccl = catalog.nccl_version(args.nccl).name;
+  options.nccl = nccl_option(context, args.nccl).name;
   Replay replay(topology, catalog, trace, options);
   Batch batch(args.usage.any());
   PlatformRunner& runner = batch.add(topology, replay.routes(), replay.needs());
@@ -156,7 +156,7 @@ void add_run_command(CLI::App& app, Context& context) {
                        "a scenario's points differ in servers, so one name does not fit them all");
     ScenarioSpec scenario = load_scenario(args->file);
     if (!args->topology.empty()) scenario.topology = args->topology;
-    if (!args->nccl.empty()) scenario.nccl = context.workspace().catalog().nccl_version(args->nccl).name;
+    if (!args->nccl.empty()) scenario.nccl = nccl_option(context, args->nccl).name;
     override_counts(scenario, args->gpus, args->nodes);
     for (Variant& v : scenario.variants) {
       if (v.gpu.empty()) v.gpu = args->gpu;

@@ -59,7 +59,7 @@ void add_scale_command(CLI::App& app, Context& context) {
     std::vector<int> counts = counts_option(args->nodes, "--nodes");
 
     const Catalog& catalog = context.workspace().catalog();  // parsed once, for every point and the NCCL version
-    const NcclVersion& version = catalog.nccl_version(args->request.nccl);
+    const NcclVersion& version = nccl_option(context, args->request.nccl);
     Batch batch;
     std::vector<Point> points;
     for (int nodes : counts) {

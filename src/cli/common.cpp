@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 
 #include "util/error.hpp"
 #include "util/text.hpp"
@@ -65,6 +66,12 @@ void write_file_whole(const std::string& path, const std::string& text, const st
     std::remove(temporary.c_str());
     throw UsageError(option + " " + path + ": cannot write");
   }
+}
+
+const NcclVersion& nccl_option(Context& context, const std::string& version) {
+  Catalog::NcclLine line = context.workspace().catalog().nccl_line(version);
+  if (!line.note.empty() && context.notes_shown.insert(line.note).second) std::cerr << "note: " << line.note << "\n";
+  return *line.line;
 }
 
 double size_option(const std::string& text, const char* option) {

@@ -3,6 +3,7 @@
 // the --format option, and the text a command prints once it has fully succeeded.
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "report/table.hpp"
@@ -18,6 +19,7 @@ struct Context {
   DataDirSearch data;      ///< where to look for models/, topologies/, scenarios/ (study/data_dir.hpp)
   std::string models_dir;  ///< --models; empty means the data folder's models/
   std::string out;         ///< stdout of the command, printed only when it succeeds
+  std::set<std::string> notes_shown;  ///< notes already written to stderr (each once per command)
 
   /// The command's inputs (catalog, topologies, scenarios), made on first use, after the flags
   /// above are parsed, and kept for the command.
@@ -26,6 +28,10 @@ struct Context {
  private:
   mutable std::unique_ptr<Workspace> workspace_;
 };
+
+/// The NCCL line for --nccl `version` ("" for the default); Catalog's note when the release is
+/// not a line of its own ("using 2.28, the nearest older") goes to stderr once per command.
+const NcclVersion& nccl_option(Context& context, const std::string& version);
 
 /// A message size given to `option` (nccl-tests syntax: 8, 1K, 256M); UsageError naming the option.
 double size_option(const std::string& text, const char* option);

@@ -68,7 +68,7 @@ RingSet Communicator::search_rings_as_nccl() {
   const int ranks_limit = 32;
   bool one_server = true;
   for (int r = 0; r < ranks(); ++r) one_server &= fabric_.node_of_rank(r) == fabric_.node_of_rank(0);
-  if (ranks() < 2 || !one_server || ranks() > ranks_limit || !version_.graph.present) {
+  if (ranks() < 2 || !one_server || ranks() > ranks_limit || !version_.graph.searchable) {
     RingSet set = search_rings(fabric_);
     set.max_channels = version_.max_channels;
     return set;
@@ -96,7 +96,6 @@ RingSet Communicator::search_rings_as_nccl() {
   bool nvlink = graph.type_intra <= PathType::nvb;
   double scale = nvlink && unit > 0 && link_Bps != version_.nvlink_Bps.end() ? link_Bps->second / unit : 1.0;
   set.speed_Bps = graph.bw_intra_Bps / scale;
-  set.via = graph.via;
   return set;
 }
 
@@ -160,16 +159,7 @@ std::string Communicator::unavailable(CollOp op, Algo algo) const {
 std::vector<RankHop> Communicator::rank_order_hops(const std::vector<int>& order, bool closed) const {
   std::vector<RankHop> hops;
   int n = static_cast<int>(order.size());
-  for (int i = 0; i + 1 < n + (closed ? 1 : 0); ++i) {
-    int a = order[i], b = order[(i + 1) % n];
-    auto via = rings_.via.find({a, b});
-    if (via == rings_.via.end()) {
-      hops.push_back(RankHop{a, b, -1});
-    } else {  // P2P through another GPU's NVLinks (NCCL's PATH_NVB): both links carry the hop
-      hops.push_back(RankHop{a, via->second, -1});
-      hops.push_back(RankHop{via->second, b, -1});
-    }
-  }
+  for (int i = 0; i + 1 < n + (closed ? 1 : 0); ++i) hops.push_back(RankHop{order[i], order[(i + 1) % n], -1});
   return hops;
 }
 

@@ -36,7 +36,6 @@ enum class NcclNodeKind { gpu, pci, nvs, cpu };
 struct NcclNode {
   NcclNodeKind kind = NcclNodeKind::gpu;
   int rank = -1;             ///< gpu: its rank in the communicator
-  int cc = 0;                ///< gpu: compute capability x10
   std::string arch;          ///< gpu: architecture
   std::string cpu_family;    ///< cpu: intel, intel_skylake, amd, arm, other
   std::vector<int> out;      ///< links leaving this node
@@ -116,9 +115,11 @@ class RingSearch {
   void try_gpu(int step, int forced, long& time, int from, int g);
   void compare_and_save(long& time);
   std::vector<int> next_gpus(int g) const;
-  int cc_min() const;
+  /// ncclTopoGetInterCpuBw: the QPI figure of the Intel family, AMD's, ARM's, else LOC_BW.
+  double inter_cpu_Bps(const std::string& family) const;
+  int max_search_channels() const { return version_.max_channels / data_.search_channels_divisor; }
 
-  const NcclGraphData& data_;
+  const NcclGraphData& data_;  // version_.graph
   const NcclVersion& version_;
   std::vector<NcclNode> nodes_;
   std::vector<NcclLink> links_;
@@ -143,8 +144,6 @@ int RingSearch::node_for(const Topology& t, Vertex vx, int server, const std::ma
       if (r == rank_of.end()) return -1;  // NCCL's system holds the communicator's GPUs only
       n.kind = NcclNodeKind::gpu;
       n.rank = r->second;
-      auto cc = data_.compute_capability.find(d.gpu().architecture);
-      n.cc = cc == data_.compute_capability.end() ? 0 : cc->second;
       n.arch = d.gpu().architecture;
       break;
     }
@@ -211,7 +210,7 @@ void RingSearch::build(const Topology& t, const std::vector<int>& gpus, const Nc
       type = PathType::pix;
     } else if (link.kind == LinkKind::socket || link.kind == LinkKind::numa) {
       if (na.kind != NcclNodeKind::cpu || nb.kind != NcclNodeKind::cpu) continue;
-      bw = data_.inter_cpu_Bps.at(na.cpu_family);
+      bw = inter_cpu_Bps(na.cpu_family);
       type = PathType::sys;
     } else {
       continue;
@@ -224,7 +223,7 @@ void RingSearch::build(const Topology& t, const std::vector<int>& gpus, const Nc
 
 void RingSearch::set_paths(int base) {
   NcclPath& own = paths_[{base, base}];
-  own = {{}, data_.local_Bps, PathType::loc};
+  own = {{}, data_.link_Bps.at("loc"), PathType::loc};
   std::vector<int> frontier = {base};
   while (!frontier.empty()) {
     std::vector<int> next;
@@ -422,10 +421,13 @@ void RingSearch::search_rec(long& time) {
     for (int g = 0; g < static_cast<int>(gpu_nodes_.size()); ++g) try_gpu(0, 0, time, -1, g);
 }
 
-int RingSearch::cc_min() const {
-  int cc = std::numeric_limits<int>::max();
-  for (int g : gpu_nodes_) cc = std::min(cc, nodes_[static_cast<std::size_t>(g)].cc);
-  return cc;
+double RingSearch::inter_cpu_Bps(const std::string& family) const {
+  static const std::map<std::string, std::string> link_of = {
+      {"intel", "qpi"}, {"intel_skylake", "skl_qpi"}, {"intel_sapphire_rapids", "srp_qpi"},
+      {"intel_emerald_rapids", "erp_qpi"}, {"amd", "amd"}, {"arm", "arm"}};
+  auto name = link_of.find(family);
+  auto bw = name == link_of.end() ? data_.link_Bps.end() : data_.link_Bps.find(name->second);
+  return bw == data_.link_Bps.end() ? data_.link_Bps.at("loc") : bw->second;
 }
 
 NcclRingGraph RingSearch::run() {
@@ -443,19 +445,16 @@ NcclRingGraph RingSearch::run() {
     }
     total_bw = std::max(total_bw, std::max(nvlink, pci));
   }
-  // The speeds tried: the array for the GPUs' ccMin, or (NCCL 2.5) from the widest path down
-  // in steps.
-  speed_list_.clear();
-  if (!data_.speed_intra_Bps.empty()) {
-    speed_list_ = std::prev(data_.speed_intra_Bps.upper_bound(cc_min()))->second;
-  } else {
-    for (double s = max_bw; s >= data_.speed_step_Bps - 1; s -= data_.speed_step_Bps) speed_list_.push_back(s);
-    if (speed_list_.empty()) speed_list_.push_back(data_.speed_step_Bps);
-  }
+  // The speeds tried: the array of the GPUs' tuner row (NCCL picks it by ccMin; the rows
+  // follow the same compute capabilities).
+  const std::string& arch = nodes_[static_cast<std::size_t>(gpu_nodes_.front())].arch;
+  auto row = version_.architecture_rows.find(arch);
+  auto array = row == version_.architecture_rows.end() ? data_.speed_intra_Bps.end() : data_.speed_intra_Bps.find(row->second);
+  speed_list_ = array == data_.speed_intra_Bps.end() ? data_.speed_intra_Bps.at("default") : array->second;
   const int nspeeds = static_cast<int>(speed_list_.size());
   tmp_ = Graph{};
   tmp_.type = n == 1 ? PathType::loc : PathType::nvl;
-  tmp_.max_channels = data_.max_search_channels;
+  tmp_.max_channels = max_search_channels();
   best_ = tmp_;
   best_.bw = 0;
   int index = 0;
@@ -511,22 +510,15 @@ NcclRingGraph RingSearch::run() {
   }
   out.bw_intra_Bps = best_.bw;
   out.type_intra = best_.type;
-  for (int a : gpu_nodes_)
-    for (int b : gpu_nodes_) {
-      const NcclPath& p = paths_[{a, b}];
-      if (a == b || p.type != PathType::nvb || p.links.size() != 2) continue;
-      const NcclNode& mid = nodes_[static_cast<std::size_t>(links_[static_cast<std::size_t>(p.links[0])].to)];
-      if (mid.kind == NcclNodeKind::gpu)
-        out.via[{nodes_[static_cast<std::size_t>(a)].rank, nodes_[static_cast<std::size_t>(b)].rank}] = mid.rank;
-    }
   // Duplicate the channels when each is fast (search.cc, end of ncclTopoCompute).
+  const auto& capped = data_.duplicate_cap_architectures;
   bool duplicate = best_.bw >= data_.duplicate_min_Bps - 1 &&
-                   !(cc_min() > data_.duplicate_cap_above_cc && best_.bw < data_.duplicate_cap_Bps - 1 &&
+                   !(std::find(capped.begin(), capped.end(), arch) != capped.end() && best_.bw < data_.duplicate_cap_Bps - 1 &&
                      best_.channels > data_.duplicate_cap_channels);
   if (duplicate) {
     // The first dup - n channels run once more; each channel's bandwidth is divided by
     // DIVUP(dup, n), so a partial duplication still halves it.
-    int dup = std::min(best_.channels * 2, data_.max_search_channels);
+    int dup = std::min(best_.channels * 2, max_search_channels());
     int factor = (dup + best_.channels - 1) / best_.channels;
     out.bw_intra_Bps /= factor;
     for (int c = 0; c < dup - best_.channels; ++c) out.rings.push_back(out.rings[static_cast<std::size_t>(c)]);
@@ -538,7 +530,7 @@ NcclRingGraph RingSearch::run() {
 
 NcclRingGraph nccl_ring_graph(const Topology& topology, const std::vector<int>& gpus, const NcclVersion& version,
                               bool peer_access) {
-  if (!version.graph.present)
+  if (!version.graph.searchable)
     throw UsageError("NCCL line " + version.name + " in models/nccl_versions.json has no graph_search data");
   RingSearch search(topology, gpus, version, peer_access);
   return search.run();

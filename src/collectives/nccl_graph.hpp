@@ -26,9 +26,6 @@ struct NcclRingGraph {
   double bw_intra_Bps = 0;    ///< per channel after that duplication, NCCL's figures
   PathType type_intra = PathType::nvl;
   bool fallback = false;      ///< nothing found: NCCL's PCI-order ring at 0.1 GB/s
-  /// Rank pairs whose path is PATH_NVB: (from, to) -> the rank of the GPU whose NVLinks P2P
-  /// passes through. Ring hops between them cross that GPU's links, as NCCL's transport does.
-  std::map<std::pair<int, int>, int> via;
   /// ringGraph.nChannels: the channels the tuner's bandwidth counts.
   int graph_channels() const { return static_cast<int>(rings.size()); }
 };

@@ -21,8 +21,6 @@ struct RingSet {
   double nccl_bw_intra_Bps = 0;
   std::string type_intra;  ///< NCCL's name: NVL, NVB, PIX, PXB, PHB, SYS
   int max_channels = 2 * 16;  ///< MAXCHANNELS of the release line
-  /// NCCL's PATH_NVB pairs: (from rank, to rank) -> the rank whose NVLinks the hop crosses.
-  std::map<std::pair<int, int>, int> via;
 
   int rings() const;
   /// NCCL runs two channels per ring found (init duplicates them once more), at most MAXCHANNELS.

@@ -101,12 +101,21 @@ NcclEstimate nccl_estimate(const NcclVersion& version, const TunerTopology& topo
   int nsteps = op == CollOp::allreduce ? 2 * (n - 1)
                : op == CollOp::reducescatter || op == CollOp::allgather ? n - 1
                                                                         : n;
-  int inter_steps = op == CollOp::allreduce ? (nodes > 1 ? 2 * nodes : 0)
+  const int allreduce_inter = version.ring_allreduce_inter_steps == "2*nodes" ? 2 * nodes : 2 * (nodes - 1);
+  int inter_steps = op == CollOp::allreduce ? (nodes > 1 ? allreduce_inter : 0)
                     : op == CollOp::reducescatter || op == CollOp::allgather ? nodes - 1
                                                                              : nodes;
+  if (algo == Algo::pat) bw *= version.factor("pat");
+  // busBw to algBw. Which rule applies is data: NCCL 2.18 scales NVLS-Tree by f x nodes / (2 (nodes - 1)),
+  // 2.28+ converts NVLS as it does rings (nvls_ring_algbw), the others by a constant. PAT
+  // (2.26+) keeps its busBw: NCCL converts only rings for allgather and reduce-scatter.
+  const bool nvls_any = algo == Algo::nvls || algo == Algo::nvls_tree;
   if (algo == Algo::ring) bw *= double(n) / nsteps;
-  else if (algo == Algo::nvls || algo == Algo::nvls_tree) bw *= version.factor("nvls_algbw");
-  else bw *= version.factor("tree_algbw");
+  else if (algo == Algo::nvls_tree && version.factors.count("nvls_tree_algbw") && nodes > 1)
+    bw *= version.factor("nvls_tree_algbw") * nodes / (2.0 * (nodes - 1));
+  else if (nvls_any && version.factors.count("nvls_ring_algbw")) bw *= version.factor("nvls_ring_algbw") * double(n) / nsteps;
+  else if (nvls_any) bw *= version.factor("nvls_algbw");
+  else if (algo != Algo::pat) bw *= version.factor("tree_algbw");
   e.algbw_Bps = bw;
 
   // Latency: the base, then hardware latency per hop.
@@ -121,8 +130,11 @@ NcclEstimate nccl_estimate(const NcclVersion& version, const TunerTopology& topo
     if (op == CollOp::broadcast || op == CollOp::reduce) {
       std::string hop = proto == Proto::simple && version.chain_simple_hop == "tree" ? "tree" : "ring";
       latency += nsteps * hw_lat(hw, hop);
+    } else if (version.ring_step_latency == "hw") {
+      latency += nsteps * hw_lat(hw, a);
     } else {
-      double overhead = nodes > 1 ? version.factor("net_overhead") * 1e-6 * (proto == Proto::simple ? 3 : 1) : 0;
+      // getNetOverhead, in us (NCCL 2.18+; 0 before)
+      double overhead = nodes > 1 ? version.factor_or("net_overhead", 0) * 1e-6 * (proto == Proto::simple ? 3 : 1) : 0;
       latency += (nsteps - inter_steps) * std::max(intra, overhead) + inter_steps * inter;
     }
   } else if (algo == Algo::tree) {
@@ -130,11 +142,14 @@ NcclEstimate nccl_estimate(const NcclVersion& version, const TunerTopology& topo
   } else if (algo == Algo::collnet) {
     latency += 2 * (ppn - 1) * intra + inter;
   } else if (algo == Algo::nvls) {
-    latency = intra + (nodes > 1 ? inter : 0);
+    // base + hop: 2.18 has the latency in base (23 us) and 0 for the NVLink hop, 2.21+ the reverse
+    latency += intra + (nodes > 1 ? inter : 0);
   } else if (algo == Algo::nvls_tree) {
     latency += intra + 2 * log2i(nodes) * inter;
   } else if (algo == Algo::pat) {
-    latency += log2i(nodes) * inter;
+    // base + log2(nodes) x inter / divisor + a per-rank term (us), NCCL 2.26+
+    latency += log2i(nodes) * inter / version.factor_or("pat_inter_divisor", 1) +
+               n * version.factor_or("pat_per_rank_latency_us", 0) * 1e-6;
   }
   e.latency_s = latency;
 
@@ -142,7 +157,7 @@ NcclEstimate nccl_estimate(const NcclVersion& version, const TunerTopology& topo
   double time_bw = bw;
   int log_size = log2i(bytes / 64);
   auto correction = version.tree_correction.find(p);
-  if (algo == Algo::tree && log_size < 23 && correction != version.tree_correction.end())
+  if (algo == Algo::tree && log_size < 23 && correction != version.tree_correction.end() && correction->second.size() > 22)
     time_bw *= correction->second[static_cast<std::size_t>(log_size)];
   double time_latency = latency;
   auto plateau = version.ring_plateau.find(row);
@@ -162,7 +177,7 @@ const NcclEstimate* nccl_choice(const std::vector<NcclEstimate>& estimates) {
 }
 
 int nccl_channels(const NcclVersion& version, const TunerTopology& topo, Algo algo, Proto proto, double bytes) {
-  if (algo == Algo::nvls || algo == Algo::nvls_tree) return version.nvls_channels;
+  if (algo == Algo::nvls || algo == Algo::nvls_tree) return version.nvls_channel_count(topo.architecture, topo.nodes);
   int nc = topo.channels;
   if (algo != Algo::ring && algo != Algo::tree) return nc;
   const std::string p = to_string(proto);

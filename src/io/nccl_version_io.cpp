@@ -1,5 +1,6 @@
 // models/nccl_versions.json: NCCL release lines as data (see model/nccl_version.hpp).
 #include <algorithm>
+#include <regex>
 
 #include "io/io.hpp"
 #include "io/json_reader.hpp"
@@ -27,13 +28,40 @@ const std::vector<std::string>& known_transports() {
   static const std::vector<std::string> names = {"nvlink", "pcie", "network"};
   return names;
 }
-// ncclTopoTuneModel's busBw refinements, each a named number in the file.
-const std::vector<std::string>& known_factors() {
+// ncclTopoTuneModel's busBw refinements, each a named number in the file: those every line has,
+// then those only some lines have (NVLS from 2.18, PAT from 2.26, the network overhead from 2.18).
+const std::vector<std::string>& required_factors() {
   static const std::vector<std::string> names = {
-      "ring_ll",   "ring_ll_gather", "ring_ll128",          "ring_ll128_one_rank_per_node",
-      "tree",      "tree_ll",        "tree_ll128_one_node", "tree_ll128",
-      "tree_algbw", "nvls_algbw",    "net_overhead"};
+      "ring_ll", "ring_ll_gather", "ring_ll128", "ring_ll128_one_rank_per_node", "tree",
+      "tree_ll", "tree_ll128_one_node", "tree_ll128", "tree_algbw"};
   return names;
+}
+const std::vector<std::string>& known_factors() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> all = required_factors();
+    for (const char* f : {"nvls_algbw", "nvls_ring_algbw", "nvls_tree_algbw", "net_overhead", "pat", "pat_inter_divisor", "pat_per_rank_latency_us"})
+      all.push_back(f);
+    return all;
+  }();
+  return names;
+}
+
+// A citation: path:line@tag or path:first-last@tag, the path relative to the tag's tree.
+bool is_citation(const std::string& text, const std::string& tag) {
+  static const std::regex form(R"(^[A-Za-z0-9_./-]+:([0-9]+)(-([0-9]+))?@(v[0-9]+\.[0-9]+\.[0-9]+-[0-9]+)$)");
+  std::smatch m;
+  if (!std::regex_match(text, m, form) || m[4] != tag) return false;
+  return !m[3].matched || std::stol(m[3]) >= std::stol(m[1]);
+}
+
+// Every leaf of a line (a number, a name, an array: one table row) as a dotted path, so that the
+// "sources" must cite each one by its path or a parent's.
+void leaf_paths(const Json& value, const std::string& path, std::vector<std::string>& out) {
+  if (!value.is_object()) {
+    out.push_back(path);
+    return;
+  }
+  for (const auto& item : value.items()) leaf_paths(item.value(), path.empty() ? item.key() : path + "." + item.key(), out);
 }
 
 std::string name_in(const std::string& text, const std::vector<std::string>& valid, const std::string& what,
@@ -86,81 +114,100 @@ std::map<std::string, NcclPerNodes> read_per_nodes(ObjectReader& r, const std::s
   return out;
 }
 
+double read_positive(const Json& n, const SourceRef& at) {
+  if (!n.is_number() || n.get<double>() <= 0) fail(at, "expected a positive number, got " + describe(n));
+  return n.get<double>();
+}
+
 }  // namespace
 
 NcclVersion read_nccl_version(const std::string& name, const Json& value, const SourceRef& where) {
-  return read_model<NcclVersion>(name, value, where, [](ObjectReader& r, NcclVersion& v, SourcedParameters& params) {
-    auto key = [&](const std::string& k) -> const Json& {
-      params.add(k);
-      return r.required(k);
-    };
-    const Json& covers = key("covers");
-    if (!covers.is_array() || covers.size() != 2)
-      fail(r.at("covers"), "expected [first, last] release, e.g. [\"2.18\", \"2.20\"], got " + describe(covers));
-    v.first = read_string(covers[0], r.at("covers").at(0));
-    v.last = read_string(covers[1], r.at("covers").at(1));
-    if (compare_versions(v.first, v.last) > 0) fail(r.at("covers"), "the first release comes after the last");
-    v.tag = params.string(r, "tag");
-    v.algorithms = read_keyed(key("algorithms"), r.at("algorithms"), tuned_ops(), "operation",
+  return read_model<NcclVersion>(name, value, where, [&](ObjectReader& r, NcclVersion& v, SourcedParameters& params) {
+    // The line is its own major.minor; releases between lines map to the older (Catalog::nccl_line).
+    v.first = v.last = name;
+    v.tag = r.string("tag");
+    // The citation rule: every leaf below is cited path:line@tag (docs/nccl.md), by its own
+    // dotted path or a parent's; SourcedParameters checks the coverage, this the form.
+    {
+      std::vector<std::string> leaves;
+      for (const auto& item : value.items())
+        if (item.key() != "description" && item.key() != "tag" && item.key() != "sources") leaf_paths(item.value(), item.key(), leaves);
+      for (const std::string& leaf : leaves) params.add(leaf);
+      const Json& sources = r.required("sources");
+      expect_object(sources, r.at("sources"));
+      for (const auto& item : sources.items())
+        if (!item.value().is_string() || !is_citation(item.value().get<std::string>(), v.tag))
+          fail(r.at("sources").at(item.key()),
+               "expected a citation of NCCL's source, path:line@" + v.tag + " or path:first-last@" + v.tag +
+                   " (e.g. \"src/graph/tuning.cc:88@" + v.tag + "\"), got " + describe(item.value()));
+    }
+    v.algorithms = read_keyed(r.required("algorithms"), r.at("algorithms"), tuned_ops(), "operation",
                               [](const Json& a, const SourceRef& at) { return read_names(a, at, known_algorithms(), "algorithm"); });
-    v.protocols = read_names(key("protocols"), r.at("protocols"), known_protocols(), "protocol");
-    v.ll128_architectures = read_names(key("ll128_architectures"), r.at("ll128_architectures"), known_architectures(), "architecture");
-    v.architecture_rows = read_keyed(key("architecture_rows"), r.at("architecture_rows"), known_architectures(),
+    v.protocols = read_names(r.required("protocols"), r.at("protocols"), known_protocols(), "protocol");
+    v.ll128_architectures = read_names(r.required("ll128_architectures"), r.at("ll128_architectures"), known_architectures(), "architecture");
+    v.architecture_rows = read_keyed(r.required("architecture_rows"), r.at("architecture_rows"), known_architectures(),
                                      "architecture", [](const Json& s, const SourceRef& at) { return read_string(s, at); });
     for (const std::string& arch : known_architectures())
       if (!v.architecture_rows.count(arch))
         fail(r.at("architecture_rows"), "no tuner row for architecture '" + arch + "'; every architecture needs one");
-    v.max_channels = params.integer(r, "max_channels", 1, 64);
-    v.nvls_channels = params.integer(r, "nvls_channels", 1, 64);
-    v.max_threads = read_keyed(key("max_threads"), r.at("max_threads"), known_protocols(), "protocol", read_count);
-    v.thread_threshold = read_keyed(key("thread_threshold"), r.at("thread_threshold"), known_protocols(), "protocol", read_count);
+    v.max_channels = r.integer("max_channels", 1, 64);
+    if (r.has("nvls_channels")) {
+      std::vector<std::string> keys = {"default"};
+      for (const std::string& a : known_architectures()) {
+        keys.push_back(a);
+        keys.push_back(a + "_one_node");
+      }
+      v.nvls_channels = read_keyed(r.required("nvls_channels"), r.at("nvls_channels"), keys, "architecture", read_count);
+    }
+    v.max_threads = read_keyed(r.required("max_threads"), r.at("max_threads"), known_protocols(), "protocol", read_count);
+    v.thread_threshold = read_keyed(r.required("thread_threshold"), r.at("thread_threshold"), known_protocols(), "protocol", read_count);
     for (const std::string& p : known_protocols())
       for (const auto* table : {&v.max_threads, &v.thread_threshold})
         if (!table->count(p))
           fail(r.at(table == &v.max_threads ? "max_threads" : "thread_threshold"),
                "no entry for protocol '" + p + "'; needed: ll, ll128, simple");
-    {
-      ObjectReader p(key("p2p"), r.at("p2p"));
+    if (const Json* p2p = r.optional("p2p")) {  // absent: the line has no send/receive of its own (NCCL 2.5)
+      ObjectReader p(*p2p, r.at("p2p"));
       v.p2p_channels_per_peer = p.integer("channels_per_peer", 1, 64);
-      v.p2p_chunk_nvlink_B = p.quantity("chunk_nvlink", Quantity::size);
-      v.p2p_chunk_B = p.quantity("chunk", Quantity::size);
+      v.p2p_chunk_nvlink_B = p.optional_quantity("chunk_nvlink", Quantity::size).value_or(0);
+      v.p2p_chunk_B = p.optional_quantity("chunk", Quantity::size).value_or(0);
       v.p2p_ll_threshold_B = p.optional_quantity("ll_threshold", Quantity::size).value_or(0);  // absent: p2p runs Simple only
       p.finish();
     }
-    v.nvlink_Bps = read_keyed(key("nvlink_bandwidth"), r.at("nvlink_bandwidth"), known_architectures(), "architecture",
+    v.nvlink_Bps = read_keyed(r.required("nvlink_bandwidth"), r.at("nvlink_bandwidth"), known_architectures(), "architecture",
                               [](const Json& q, const SourceRef& at) { return read_quantity(q, at, Quantity::bandwidth); });
     auto per_proto = [](const Json& o, const SourceRef& at) {
       return read_keyed(o, at, known_protocols(), "protocol",
                         [](const Json& q, const SourceRef& a) { return read_quantity(q, a, Quantity::time); });
     };
     auto per_algo = [&](const Json& o, const SourceRef& at) { return read_keyed(o, at, known_algorithms(), "algorithm", per_proto); };
-    v.base_latency_s = per_algo(key("base_latency"), r.at("base_latency"));
-    v.hw_latency_s = read_keyed(key("hw_latency"), r.at("hw_latency"), known_transports(), "transport", per_algo);
+    v.base_latency_s = per_algo(r.required("base_latency"), r.at("base_latency"));
+    v.hw_latency_s = read_keyed(r.required("hw_latency"), r.at("hw_latency"), known_transports(), "transport", per_algo);
     for (const std::string& t : known_transports())
       if (!v.hw_latency_s.count(t)) fail(r.at("hw_latency"), "no hop latencies for transport '" + t + "'");
-    params.add("ll_max_bandwidth");
-    v.ll_max_Bps = read_per_nodes(r, "ll_max_bandwidth", true);
-    for (const char* k : {"ring_ll128_channel_bandwidth", "tree_channel_bandwidth", "tree_ll128_channel_bandwidth"})
-      if (r.has(k)) params.add(k);
+    v.ll_max_Bps = read_per_nodes(r, "ll_max_bandwidth", false);  // absent: no LL ceiling (NCCL 2.5)
     v.ring_ll128_channel_Bps = read_per_nodes(r, "ring_ll128_channel_bandwidth", false);
     v.tree_channel_Bps = read_per_nodes(r, "tree_channel_bandwidth", false);
     v.tree_ll128_channel_Bps = read_per_nodes(r, "tree_ll128_channel_bandwidth", false);
-    // Every table row an architecture maps to must have its LL ceiling (the others are optional).
-    for (const auto& [arch, row] : v.architecture_rows)
-      if (!v.ll_max_Bps.count(row))
-        fail(r.at("architecture_rows").at(arch), "tuner row '" + row + "' has no ll_max_bandwidth entry");
-    v.factors = read_keyed(key("factors"), r.at("factors"), known_factors(), "factor",
-                           [](const Json& n, const SourceRef& at) {
-                             if (!n.is_number() || n.get<double>() <= 0) fail(at, "expected a positive number, got " + describe(n));
-                             return n.get<double>();
-                           });
-    for (const std::string& f : known_factors())
-      if (!v.factors.count(f)) fail(r.at("factors"), "no factor '" + f + "'; needed: " + join(known_factors(), ", "));
+    // Every table row an architecture maps to must have its LL ceiling when the line has one.
+    if (!v.ll_max_Bps.empty())
+      for (const auto& [arch, row] : v.architecture_rows)
+        if (!v.ll_max_Bps.count(row))
+          fail(r.at("architecture_rows").at(arch), "tuner row '" + row + "' has no ll_max_bandwidth entry");
+    v.factors = read_keyed(r.required("factors"), r.at("factors"), known_factors(), "factor", read_positive);
+    for (const std::string& f : required_factors())
+      if (!v.factors.count(f)) fail(r.at("factors"), "no factor '" + f + "'; needed: " + join(required_factors(), ", "));
+    for (const auto& [op, algos] : v.algorithms)
+      for (const auto& [algo, factor] : {std::pair<std::string, std::string>{"nvls", "nvls_algbw"}, {"pat", "pat"}})
+        if (std::find(algos.begin(), algos.end(), algo) != algos.end() && !v.factors.count(factor) &&
+            !(algo == "nvls" && v.factors.count("nvls_ring_algbw")))
+          fail(r.at("factors"), "no factor '" + factor + "', needed because " + op + " offers " + algo);
     if (r.has("tree_correction")) {
-      v.tree_correction = read_keyed(key("tree_correction"), r.at("tree_correction"), known_protocols(), "protocol",
+      v.tree_correction = read_keyed(r.required("tree_correction"), r.at("tree_correction"), known_protocols(), "protocol",
                                      [](const Json& a, const SourceRef& at) {
-                                       if (!a.is_array() || a.size() != 23)
-                                         fail(at, "expected 23 factors (log2(bytes / 64) = 0..22), got " + describe(a));
+                                       // 23 sizes, 64 B .. 256 MiB; NCCL 2.30 has 24
+                                       if (!a.is_array() || a.size() < 23 || a.size() > 24)
+                                         fail(at, "expected 23 or 24 factors (log2(bytes / 64) = 0..), got " + describe(a));
                                        std::vector<double> out;
                                        for (const auto& x : a) {
                                          if (!x.is_number()) fail(at, "expected numbers, got " + describe(x));
@@ -170,14 +217,14 @@ NcclVersion read_nccl_version(const std::string& name, const Json& value, const 
                                      });
     }
     if (r.has("ring_plateau"))
-      v.ring_plateau = read_keyed(key("ring_plateau"), r.at("ring_plateau"), {"volta", "ampere", "hopper", "blackwell"},
-                                  "tuner row", [](const Json& n, const SourceRef& at) {
-                                    if (!n.is_number()) fail(at, "expected a number, got " + describe(n));
-                                    return n.get<double>();
-                                  });
-    if (r.has("graph_search")) v.graph = read_nccl_graph_data(key("graph_search"), r.at("graph_search"));
-    v.chain_simple_hop = name_in(params.string(r, "chain_simple_hop"), {"ring", "tree"}, "chain_simple_hop",
-                                 r.at("chain_simple_hop"));
+      v.ring_plateau = read_keyed(r.required("ring_plateau"), r.at("ring_plateau"), {"volta", "ampere", "hopper", "blackwell"},
+                                  "tuner row", read_positive);
+    v.chain_simple_hop = name_in(r.string("chain_simple_hop"), {"ring", "tree"}, "chain_simple_hop", r.at("chain_simple_hop"));
+    v.ring_step_latency = name_in(r.string("ring_step_latency"), {"hw", "intra_inter"}, "ring_step_latency", r.at("ring_step_latency"));
+    if (r.has("ring_allreduce_inter_steps"))
+      v.ring_allreduce_inter_steps = name_in(r.string("ring_allreduce_inter_steps"), {"2*nodes", "2*(nodes-1)"},
+                                             "ring_allreduce_inter_steps", r.at("ring_allreduce_inter_steps"));
+    v.graph = read_nccl_graph_data(r.required("graph_search"), r.at("graph_search"));
   });
 }
 

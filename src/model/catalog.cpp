@@ -1,6 +1,7 @@
 #include "model/catalog.hpp"
 
 #include <algorithm>
+#include <regex>
 
 #include "util/error.hpp"
 #include "util/text.hpp"
@@ -88,17 +89,28 @@ void Catalog::set_default_nccl(const std::string& version, const SourceRef& wher
   default_nccl_ = version;
 }
 
-const NcclVersion& Catalog::nccl_version(const std::string& version) const {
+Catalog::NcclLine Catalog::nccl_line(const std::string& version) const {
   std::string wanted = version.empty() ? default_nccl_ : version;
-  std::vector<std::string> lines;
-  for (const NcclVersion* v : nccl_lines()) {
-    if (v->name == wanted || v->covers(wanted)) return *v;
-    lines.push_back(v->name + " (" + v->first + "-" + v->last + ")");
-  }
+  std::vector<const NcclVersion*> lines = nccl_lines();
+  std::vector<std::string> names;
+  for (const NcclVersion* v : lines) names.push_back(v->name + " (" + v->tag + ")");
   if (wanted.empty()) throw UsageError("models/ has no NCCL version (models/nccl_versions.json)");
-  throw UsageError("NCCL " + wanted + " is not modelled; modelled release lines: " + join(lines, ", ") +
-                   " (topsim nccl versions)");
+  for (const NcclVersion* v : lines)
+    if (v->name == wanted || v->covers(wanted)) return {v, ""};
+  // A release between two lines, or after the newest: the nearest older line stands for it.
+  // "Older" compares major.minor, so 2.28.9 maps to 2.28 above and 2.29.2 to 2.28 here.
+  static const std::regex release(R"(^[0-9]+\.[0-9]+(\.[0-9]+)*(-[0-9]+)?$)");
+  const NcclVersion* older = nullptr;
+  if (std::regex_match(wanted, release))
+    for (const NcclVersion* v : lines)
+      if (compare_versions(v->name, wanted) < 0) older = v;
+  if (older == nullptr)
+    throw UsageError("NCCL " + wanted + " is not modelled; modelled release lines: " + join(names, ", ") +
+                     " (a release maps to its major.minor line or the nearest older one; topsim nccl versions)");
+  return {older, "NCCL " + wanted + " is not a modelled line; using " + older->name + " (" + older->tag + "), the nearest older"};
 }
+
+const NcclVersion& Catalog::nccl_version(const std::string& version) const { return *nccl_line(version).line; }
 
 void Catalog::add(ComputeModel model) {
   auto [it, fresh] = compute_.emplace(model.name, model);

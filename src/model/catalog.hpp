@@ -263,8 +263,15 @@ class Catalog {
   const NicModel& nic(const std::string& name, const SourceRef& where) const;
   /// NCCL model of a GPU architecture, nullptr when models/ has none.
   const NcclModel* nccl(const std::string& architecture) const;
-  /// The modelled line covering NCCL release `version` ("2.18.5", "2.18"; "" for the default);
-  /// UsageError listing the modelled lines otherwise.
+  /// The line NCCL release `version` maps to ("2.18.5", "2.18"; "" for the default): the line of
+  /// its major.minor, else the nearest older line, with `note` saying so (empty when exact).
+  /// UsageError listing the modelled lines when it is older than the oldest or no release number.
+  struct NcclLine {
+    const NcclVersion* line = nullptr;
+    std::string note;
+  };
+  NcclLine nccl_line(const std::string& version) const;
+  /// nccl_line(version).line, without the note.
   const NcclVersion& nccl_version(const std::string& version) const;
   /// The modelled lines, oldest first.
   std::vector<const NcclVersion*> nccl_lines() const;

@@ -46,4 +46,17 @@ double NcclVersion::factor(const std::string& key) const {
   return it->second;
 }
 
+double NcclVersion::factor_or(const std::string& key, double none) const {
+  auto it = factors.find(key);
+  return it == factors.end() ? none : it->second;
+}
+
+int NcclVersion::nvls_channel_count(const std::string& architecture, int nodes) const {
+  for (const std::string& key : {nodes == 1 ? architecture + "_one_node" : std::string(), architecture, std::string("default")}) {
+    auto it = nvls_channels.find(key);
+    if (!key.empty() && it != nvls_channels.end()) return it->second;
+  }
+  return 0;
+}
+
 }  // namespace topsim

@@ -20,17 +20,21 @@ namespace topsim {
 using NcclPerNodes = std::array<double, 3>;
 
 struct NcclVersion {
-  std::string name;          ///< the release line, e.g. "2.18"
+  std::string name;          ///< the release line, major.minor, e.g. "2.18"
   std::string description;
-  std::string first, last;   ///< the releases this line stands for, "2.18" .. "2.20"
-  std::string tag;           ///< the tag its facts were read at, e.g. "v2.18.5-1"
+  /// The releases this line stands for: its own major.minor (first == last == name); a release
+  /// between two lines maps to the older one with a note (Catalog::nccl_line).
+  std::string first, last;
+  std::string tag;           ///< the tag every value was read at, e.g. "v2.18.3-1"
   /// Algorithms offered per operation (NCCL's names: ring, tree, collnet, nvls, nvls_tree, pat).
   std::map<std::string, std::vector<std::string>> algorithms;
   std::vector<std::string> protocols;             ///< ll, ll128, simple
   std::vector<std::string> ll128_architectures;   ///< LL128 on by default only on these, over NVLink
   std::map<std::string, std::string> architecture_rows;  ///< architecture -> tuner table row
   int max_channels = 32;
-  int nvls_channels = 16;
+  /// NVLS channel count: "default", or per architecture, or "<architecture>_one_node" (NCCL
+  /// 2.27+: fewer channels for Blackwell inside one NVLink domain). Empty: the line has no NVLS.
+  std::map<std::string, int> nvls_channels;
   std::map<std::string, int> max_threads;         ///< per protocol
   std::map<std::string, int> thread_threshold;    ///< bytes per thread per channel before one more channel
   int p2p_channels_per_peer = 1;
@@ -48,16 +52,26 @@ struct NcclVersion {
   std::map<std::string, double> factors;  ///< named busBw refinements of ncclTopoTuneModel
   std::map<std::string, std::vector<double>> tree_correction;  ///< per protocol, by log2(bytes / 64)
   std::map<std::string, double> ring_plateau;  ///< by table row: multi-node ring Simple allreduce latency factor
-  /// Which hop latency a broadcast/reduce Simple step is charged: "tree" (NCCL 2.12+) or "ring".
+  /// Which hop latency a broadcast/reduce Simple step is charged: "tree" or "ring".
   std::string chain_simple_hop = "ring";
-  NcclGraphData graph;  ///< the graph search's constants (topo.h, search.cc)
+  /// How a ring's steps are charged: "intra_inter" (intra-node steps at the NVLink/PCIe hop,
+  /// network steps at the network's; 2.12+) or "hw" (every step at the line's transport: the
+  /// network's as soon as there are two servers; 2.5).
+  std::string ring_step_latency = "intra_inter";
+  /// Network steps of a ring allreduce: "2*nodes" (2.12-2.21) or "2*(nodes-1)" (2.26+).
+  std::string ring_allreduce_inter_steps = "2*nodes";
+  NcclGraphData graph;  ///< the graph search's constants (topo.h, topo.cc, paths.cc, search.cc)
   Sources sources;
   SourceRef where;
 
   /// Whether this line stands for release `version` ("2.20.5" or "2.20").
   bool covers(const std::string& version) const;
-  /// A named factor; std::logic_error when the file lacks it (the reader checks them all).
+  /// A named factor; std::logic_error when the file lacks it (the reader checks the required ones).
   double factor(const std::string& key) const;
+  /// A named factor the line may lack (e.g. "pat" before 2.26): `none` then.
+  double factor_or(const std::string& key, double none) const;
+  /// NVLS channels for GPUs of `architecture` on `nodes` servers; 0 when the line has no NVLS.
+  int nvls_channel_count(const std::string& architecture, int nodes) const;
 };
 
 /// "2.20.5" < "2.21": compares dotted release numbers numerically, missing parts as 0.

@@ -112,15 +112,16 @@ TEST_CASE("collectives: ring search on NVSwitch systems gives NCCL's channel cou
   CHECK(a100.rings().rings() == 12);
   CHECK(a100.rings().orders.size() == 1);
   CHECK(a100.rings().channels() == 24);
-  // H100 (2.26: SM90 NVLink 20.6 GB/s): 18 x 20.6 = 370.8. The sm90 array starts at 60: six
+  // H100 (2.21+: SM90 NVLink 20.6 GB/s): 18 x 20.6 = 370.8. The sm90 array starts at 60: six
   // rings (360); 50 gives seven (350), 40 nine (360, more hops), 30 twelve (360, more hops),
   // 24/60 < .49 stops. Six at 60, duplicated (60 is not below 50) to 12 at 30: 24 channels.
-  // topsim's ring speed: 30 x (25 x 0.8234) / 20.6 GB/s.
+  // topsim's ring speed: 30 x (25 x e) / 20.6 GB/s, e the fitted hopper NVLink efficiency.
   Topology h100_topology = bundled("dgx-h100");
   Communicator h100(h100_topology, first(8), nccl());
   CHECK(h100.rings().rings() == 12);
   CHECK(h100.rings().channels() == 24);
-  CHECK(h100.rings().speed_Bps == Approx(30e9 * 25 * 0.8234 / 20.6));
+  const double hopper_nvlink = *catalog().nccl_models().at("hopper").nvlink_efficiency;
+  CHECK(h100.rings().speed_Bps == Approx(30e9 * 25 * hopper_nvlink / 20.6));
 }
 
 TEST_CASE("collectives: what NCCL's tuner sees of NVSwitch servers, in NCCL's per-link figures") {

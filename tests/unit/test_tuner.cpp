@@ -40,6 +40,8 @@ auto runs_everything = [](Algo) { return std::string(); };
 TEST_CASE("tuner: NCCL 2.18's estimates for a 1 MiB allreduce on a DGX A100, derived from its tables") {
   const NcclVersion& v = catalog().nccl_version("2.18.5");
   auto all = nccl_estimates(v, dgx_a100(), {}, CollOp::allreduce, 1048576, runs_everything);
+  // All @v2.18.3-1, src/graph/tuning.cc: baseLat :56-59, hwLat :65-78, llMaxBws :86-90,
+  // perChMaxRingLL128Bws :92-96, perChMaxTreeBws :102-106, refinements :177-182.
   // ring/LL: busBw min(llMaxBw 87.7, 240 x 1/4 = 60) = 60 GB/s, algBw 60 x 8/14 = 34.2857 GB/s;
   // latency baseLat 6.6 + 14 steps x hwLat 0.6 = 15.0 us; 15.0 + 1048576 B / 34.2857 GB/s = 45.584 us.
   const NcclEstimate& ll = find(all, Algo::ring, Proto::ll);
@@ -79,7 +81,7 @@ TEST_CASE("tuner: getAlgoInfo's channel count follows the bytes") {
   // Simple: 512 x 64 = 32 KiB; LL128: 640 x 8 = 5 KiB per channel.
   CHECK(nccl_channels(v, t, Algo::ring, Proto::simple, 65536) == 2);
   CHECK(nccl_channels(v, t, Algo::tree, Proto::ll128, 5120 * 3) == 3);
-  CHECK(nccl_channels(v, t, Algo::nvls, Proto::simple, 8) == v.nvls_channels);
+  CHECK(nccl_channels(v, t, Algo::nvls, Proto::simple, 8) == v.nvls_channels.at("default"));
 }
 
 TEST_CASE("tuner: LL128 is on only where the release line turns it on, and the environment limits the choice") {
@@ -117,26 +119,40 @@ TEST_CASE("tuner: across servers the ring pays network steps and NVLS-Tree halve
   t.nvls_Bps = 18 * 20.6 * kGB;
   t.channels = 16;
   auto all = nccl_estimates(v, t, {}, CollOp::allreduce, 1 << 30, runs_everything);
-  // ring/Simple: nsteps 2 x 31 = 62, of which 2 x 4 = 8 cross the network: 8.4 + 54 x max(3.4,
-  // 3 x 1.0 net overhead) + 8 x 14 = 304.0 us, then x1.4 (ring plateau, SM90).
+  // ring/Simple: nsteps 2 x 31 = 62, of which 2 x 4 = 8 cross the network: baseLat 8.4 + 54 x
+  // max(NVLink 3.4, 3 x 1.0 us net overhead (tuning.cc:115)) + 8 x network 14 (tuning.cc:77) =
+  // 304.0 us (all @v2.18.3-1), then x1.4 (ring plateau from SM80, tuning.cc:392).
   const NcclEstimate& ring = find(all, Algo::ring, Proto::simple);
   CHECK(ring.latency_s == Approx(304.0 * kUs));
   CHECK(ring.time_s == Approx(304.0 * 1.4 * kUs + (1 << 30) / (400 * kGB * 32 / 62)));
-  // NVLS-Tree: min(370.8, 400 / 2) x 5/6; latency 0 + 25 + 2 x log2(4) x 14 = 81 us.
+  // NVLS-Tree: min(370.8, 400 / 2) = 200 GB/s busBw, then 2.18's ratio .70 x nNodes / (2 (nNodes - 1))
+  // (tuning.cc:198@v2.18.3-1) = 0.7 x 4 / 6: 93.33 GB/s. Latency: baseLat 23 (tuning.cc:59) + NVLink
+  // hop 0 + 2 x log2(4) x network 19 (tuning.cc:77) = 99 us (topsim's log2 shape; 2.18 itself
+  // charges 2 (nNodes - 1) network hops, docs/nccl.md).
   const NcclEstimate& nvls_tree = find(all, Algo::nvls_tree, Proto::simple);
-  CHECK(nvls_tree.algbw_Bps == Approx(200 * kGB * 0.8333));
-  CHECK(nvls_tree.latency_s == Approx(81.0 * kUs));
+  CHECK(nvls_tree.algbw_Bps == Approx(200 * kGB * 0.7 * 4 / 6));
+  CHECK(nvls_tree.latency_s == Approx(99.0 * kUs));
   CHECK(find(all, Algo::nvls, Proto::simple).excluded == "NVLS alone stays in one NVLink domain (NVLS-Tree spans servers)");
 }
 
-TEST_CASE("tuner: releases map to the line that covers their major.minor") {
+TEST_CASE("tuner: a release maps to its major.minor line, else to the nearest older line with a note") {
   CHECK(compare_versions("2.20.5", "2.21") < 0);
   CHECK(compare_versions("2.21", "2.21.0") == 0);
   CHECK(compare_versions("2.10", "2.9") > 0);
-  CHECK(catalog().nccl_version("2.20.5").name == "2.18");
+  CHECK(catalog().nccl_version("2.18.3").name == "2.18");
+  CHECK(catalog().nccl_line("2.18.3").note.empty());
   CHECK(catalog().nccl_version("2.21.5").name == "2.21");
+  // Between two lines and after the newest: the older line, and a note naming it and its tag.
+  CHECK(catalog().nccl_version("2.20.5").name == "2.18");
+  Catalog::NcclLine between = catalog().nccl_line("2.29.2");
+  CHECK(between.line->name == "2.28");
+  CHECK(between.note == "NCCL 2.29.2 is not a modelled line; using 2.28 (v2.28.9-1), the nearest older");
+  CHECK(catalog().nccl_line("2.31").line->name == "2.30");
+  CHECK_FALSE(catalog().nccl_line("2.31").note.empty());
   CHECK(catalog().nccl_version("").name == catalog().default_nccl());
-  CHECK_THROWS_AS(catalog().nccl_version("2.2.13"), UsageError);
+  // Older than the oldest line, or no release number: an error listing the lines.
+  CHECK_THROWS_AS(catalog().nccl_version("2.4.8"), UsageError);
+  CHECK_THROWS_WITH(catalog().nccl_version("2.2.13"), Catch::Contains("2.5 (v2.5.6-1)"));
   CHECK_THROWS_AS(catalog().nccl_version("banana"), UsageError);
 }
 
@@ -153,9 +169,24 @@ TEST_CASE("tuner: a release line with a missing or unknown table entry is an inp
     });
   };
   CHECK(broken("\"ring_ll\": 0.25,", "\"ring_lll\": 0.25,").find("nccl_versions.json:/nccl_versions/2.5/factors/ring_lll: unknown factor 'ring_lll'") == 0);
-  CHECK(broken("\"covers\": [\"2.18\", \"2.20\"]", "\"covers\": [\"2.20\", \"2.18\"]") ==
-        "nccl_versions.json:/nccl_versions/2.18/covers: the first release comes after the last");
-  CHECK(broken("\"covers\": [\"2.21\", \"2.22\"]", "\"covers\": [\"2.20\", \"2.22\"]").find("overlaps") != std::string::npos);
+  // A citation not of the form path:line@tag, or of another tag than the line's, is refused.
+  CHECK(broken("\"max_channels\": \"src/include/devcomm.h:40@v2.5.6-1\"", "\"max_channels\": \"NVIDIA/nccl src/include/devcomm.h @ v2.5.6-1\"")
+            .find("nccl_versions.json:/nccl_versions/2.5/sources/max_channels: expected a citation of NCCL's source, "
+                  "path:line@v2.5.6-1 or path:first-last@v2.5.6-1") == 0);
+  CHECK(broken("\"max_channels\": \"src/include/devcomm.h:40@v2.5.6-1\"", "\"max_channels\": \"src/include/devcomm.h:40@v2.12.12-1\"")
+            .find("/nccl_versions/2.5/sources/max_channels: expected a citation") != std::string::npos);
+}
+
+TEST_CASE("tuner: every NCCL number is cited; an uncited one is an input error, and the bundled file passes") {
+  // The bundled file: every line loads, so each of its leaves has a path:line@tag citation.
+  CHECK(catalog().nccl_lines().size() == 8);
+  for (const NcclVersion* v : catalog().nccl_lines()) CHECK_FALSE(v->sources.empty());
+  // The fixture is the 2.5 line with the citation of max_channels taken out.
+  std::string error = input_error([] {
+    Catalog c;
+    add_catalog_text(c, read_text(data_path("tests/data/nccl/uncited-number.json")), "uncited-number.json");
+  });
+  CHECK(error.find("uncited-number.json:/nccl_versions/2.5/sources: no source for parameter 'max_channels'") == 0);
 }
 
 TEST_CASE("tuner: NCCL_IB_HCA picks NICs as NCCL reads it") {
