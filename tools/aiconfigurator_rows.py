@@ -37,6 +37,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import validation_file
+
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "tests" / "data" / "aiconfigurator" / "nccl-aiconfigurator-public.json"
 SHARED = ROOT.parent / "shared" / "reference" / "nccl-aiconfigurator-public.json"
@@ -206,18 +208,6 @@ def check_unique(rows, sources, output):
                 raise SystemExit(f"aiconfigurator_rows: source {source} is cited differently in {path}")
 
 
-def render(sources, rows):
-    """The file's text: the layout of the other validation files (one row per line)."""
-    lines = ["{", f'  "description": {json.dumps(DESCRIPTION)},', '  "sources": {']
-    lines += [f"    {json.dumps(k)}: {json.dumps(v)}," for k, v in sources.items()]
-    lines[-1] = lines[-1].rstrip(",")
-    lines += ["  },", '  "rows": [']
-    lines += [f"    {json.dumps(row)}," for row in rows]
-    lines[-1] = lines[-1].rstrip(",")
-    lines += ["  ]", "}"]
-    return "\n".join(lines) + "\n"
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if the output file differs from what this writes")
@@ -230,7 +220,7 @@ def main():
         print(f"aiconfigurator_rows: {e}", file=sys.stderr)
         return 2
     check_unique(rows, sources, args.output)
-    text = render(sources, rows)
+    text = validation_file.render(DESCRIPTION, sources, rows)
     if args.check:
         if args.reference == REFERENCE and SHARED.exists() and SHARED.read_bytes() != REFERENCE.read_bytes():
             print(f"aiconfigurator_rows: {REFERENCE} is not a copy of {SHARED}: copy it again and regenerate", file=sys.stderr)

@@ -21,6 +21,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import validation_file
+
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT.parent / "shared" / "reference" / "inference-public.md"
 OUTPUT = ROOT / "scenarios" / "validation" / "inference.json"
@@ -450,18 +452,6 @@ def check_rows(rows, output):
         raise SystemExit(f"inference_rows: CALIBRATION names rows that are not calibration rows: {sorted(stray)}")
 
 
-def render(rows):
-    """The file's text: the layout of the other validation files (one row per line)."""
-    lines = ["{", f'  "description": {json.dumps(DESCRIPTION)},', '  "sources": {']
-    lines += [f"    {json.dumps(k)}: {json.dumps(v)}," for k, v in SOURCES.items()]
-    lines[-1] = lines[-1].rstrip(",")
-    lines += ["  },", '  "rows": [']
-    lines += [f"    {json.dumps(row)}," for row in rows]
-    lines[-1] = lines[-1].rstrip(",")
-    lines += ["  ]", "}"]
-    return "\n".join(lines) + "\n"
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if the output file differs from what this writes")
@@ -470,7 +460,7 @@ def main():
     args = parser.parse_args()
     rows = build_rows(read_reference(args.reference))
     check_rows(rows, args.output)
-    text = render(rows)
+    text = validation_file.render(DESCRIPTION, SOURCES, rows)
     if args.check:
         if not args.output.exists() or args.output.read_text() != text:
             print(f"inference_rows: {args.output} is stale: run python3 tools/inference_rows.py", file=sys.stderr)
