@@ -211,7 +211,6 @@ void add_coll_command(CLI::App& app, Context& context) {
   add_link_usage_options(*coll, args->usage);
   add_fault_options(*coll, args->faults);
   coll->callback([args, &context]() {
-    const Catalog& catalog = context.workspace().catalog();  // parsed once, for the topology and the NCCL version
     Faults faults = faults_of(args->faults);
     if (faults.any() && args->usage.any())
       throw UsageError("--heatmap and --link-usage draw one run; leave out --fail, --degrade and --straggler");

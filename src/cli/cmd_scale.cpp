@@ -58,7 +58,6 @@ void add_scale_command(CLI::App& app, Context& context) {
     request.size_B = size_option(args->size, "-b");
     std::vector<int> counts = counts_option(args->nodes, "--nodes");
 
-    const Catalog& catalog = context.workspace().catalog();  // parsed once, for every point and the NCCL version
     const NcclVersion& version = nccl_option(context, args->request.nccl);
     Batch batch;
     std::vector<Point> points;

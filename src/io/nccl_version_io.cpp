@@ -123,8 +123,6 @@ double read_positive(const Json& n, const SourceRef& at) {
 
 NcclVersion read_nccl_version(const std::string& name, const Json& value, const SourceRef& where) {
   return read_model<NcclVersion>(name, value, where, [&](ObjectReader& r, NcclVersion& v, SourcedParameters& params) {
-    // The line is its own major.minor; releases between lines map to the older (Catalog::nccl_line).
-    v.first = v.last = name;
     v.tag = r.string("tag");
     // The citation rule: every leaf below is cited path:line@tag (docs/nccl.md), by its own
     // dotted path or a parent's; SourcedParameters checks the coverage, this the form.

@@ -68,18 +68,17 @@ void Catalog::add(NcclVersion version) {
                      "a second NCCL version '" + version.name + "' (first at " + it->second.where.file + ":" +
                          it->second.where.pointer + ")");
   for (const auto& [name, other] : nccl_versions_)
-    if (name != version.name && compare_versions(version.first, other.last) <= 0 &&
-        compare_versions(other.first, version.last) <= 0)
+    if (name != version.name && compare_versions(version.name, name) == 0)
       throw InputError(version.where.file, version.where.pointer,
-                       "NCCL " + version.name + " (" + version.first + "-" + version.last + ") overlaps " + name + " (" +
-                           other.first + "-" + other.last + "); each release belongs to one modelled line");
+                       "NCCL " + version.name + " is the same release line as " + name +
+                           "; each release belongs to one modelled line");
 }
 
 std::vector<const NcclVersion*> Catalog::nccl_lines() const {
   std::vector<const NcclVersion*> lines;
   for (const auto& entry : nccl_versions_) lines.push_back(&entry.second);
   std::sort(lines.begin(), lines.end(),
-            [](const NcclVersion* a, const NcclVersion* b) { return compare_versions(a->first, b->first) < 0; });
+            [](const NcclVersion* a, const NcclVersion* b) { return compare_versions(a->name, b->name) < 0; });
   return lines;
 }
 

@@ -37,7 +37,7 @@ bool NcclVersion::covers(const std::string& version) const {
   std::vector<long> parts = parts_of(version);
   if (parts.size() < 2 || parts[0] < 0 || parts[1] < 0) return false;
   std::string minor = std::to_string(parts[0]) + "." + std::to_string(parts[1]);
-  return compare_versions(first, minor) <= 0 && compare_versions(minor, last) <= 0;
+  return compare_versions(name, minor) == 0;
 }
 
 double NcclVersion::factor(const std::string& key) const {

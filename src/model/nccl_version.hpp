@@ -20,11 +20,10 @@ namespace topsim {
 using NcclPerNodes = std::array<double, 3>;
 
 struct NcclVersion {
-  std::string name;          ///< the release line, major.minor, e.g. "2.18"
+  /// The release line, major.minor, e.g. "2.18": it stands for the releases of its major.minor;
+  /// a release between two lines maps to the older one with a note (Catalog::nccl_line).
+  std::string name;
   std::string description;
-  /// The releases this line stands for: its own major.minor (first == last == name); a release
-  /// between two lines maps to the older one with a note (Catalog::nccl_line).
-  std::string first, last;
   std::string tag;           ///< the tag every value was read at, e.g. "v2.18.3-1"
   /// Algorithms offered per operation (NCCL's names: ring, tree, collnet, nvls, nvls_tree, pat).
   std::map<std::string, std::vector<std::string>> algorithms;
