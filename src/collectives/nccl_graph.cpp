@@ -422,11 +422,12 @@ void RingSearch::search_rec(long& time) {
 }
 
 double RingSearch::inter_cpu_Bps(const std::string& family) const {
-  static const std::map<std::string, std::string> link_of = {
-      {"intel", "qpi"}, {"intel_skylake", "skl_qpi"}, {"intel_sapphire_rapids", "srp_qpi"},
-      {"intel_emerald_rapids", "erp_qpi"}, {"amd", "amd"}, {"arm", "arm"}};
-  auto name = link_of.find(family);
-  auto bw = name == link_of.end() ? data_.link_Bps.end() : data_.link_Bps.find(name->second);
+  const std::string intel = "intel_";
+  std::string link = family == "intel"                  ? "qpi"
+                     : family.rfind(intel, 0) == 0     ? intel_qpi_link(family.substr(intel.size()))
+                     : family == "amd" || family == "arm" ? family
+                                                          : "";
+  auto bw = data_.link_Bps.find(link);
   return bw == data_.link_Bps.end() ? data_.link_Bps.at("loc") : bw->second;
 }
 

@@ -59,7 +59,7 @@ NcclGraphData read_nccl_graph_data(const Json& value, const SourceRef& where) {
     expect_object(links, at);
     for (const auto& item : links.items())
       if (item.key() != "nvlink") g.link_Bps[item.key()] = positive_number(item.value(), at.at(item.key())) * kGBps;
-      else keyed_values(item.value(), at.at("nvlink"), [](const Json& n, const SourceRef& at) { return positive_number(n, at); });  // per compute capability; the tuner's nvlink_bandwidth is used
+      else keyed_values(item.value(), at.at("nvlink"), [](const Json& n, const SourceRef& place) { return positive_number(n, place); });  // per compute capability; the tuner's nvlink_bandwidth is used
     if (!g.link_Bps.count("loc")) fail(at, "no \"loc\" (LOC_BW): links NCCL does not limit need it");
   }
   auto speeds = [&](const std::string& k) {
@@ -89,7 +89,7 @@ NcclGraphData read_nccl_graph_data(const Json& value, const SourceRef& where) {
     return std::stoi(s.get<std::string>().substr(2), nullptr, 16);
   });
   for (const auto& [family, model] : g.intel_first_model) {
-    std::string link = family == "skylake" ? "skl_qpi" : family == "sapphire_rapids" ? "srp_qpi" : family == "emerald_rapids" ? "erp_qpi" : "";
+    std::string link = intel_qpi_link(family);
     if (link.empty()) fail(r.at("intel_first_model").at(family), "unknown Intel family '" + family + "'; known: skylake, sapphire_rapids, emerald_rapids");
     if (!g.link_Bps.count(link)) fail(r.at("intel_first_model").at(family), "link_bandwidth_GBps has no '" + link + "' for this family");
   }

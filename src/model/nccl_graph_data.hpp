@@ -50,4 +50,14 @@ struct NcclGraphData {
   int duplicate_cap_channels = 0;
 };
 
+/// topo.h's name for the socket link of an Intel family a line tells apart by its first CPUID
+/// model ("skylake" -> "skl_qpi", "sapphire_rapids" -> "srp_qpi", "emerald_rapids" ->
+/// "erp_qpi"); "" for any other name.
+inline std::string intel_qpi_link(const std::string& family) {
+  if (family == "skylake") return "skl_qpi";
+  if (family == "sapphire_rapids") return "srp_qpi";
+  if (family == "emerald_rapids") return "erp_qpi";
+  return "";
+}
+
 }  // namespace topsim
