@@ -93,6 +93,7 @@ KernelCost kernel_cost(const GpuModel& gpu, const ComputeModel& model, const Ker
     if (kernel.sparse) throw std::invalid_argument("2:4 sparsity applies to gemm and conv kernels, not memory kernels");
     cost.bytes_B = kernel.bytes_B;
     cost.memory_s = cost.bytes_B / bandwidth_Bps;
+    cost.floor_s = cost.bytes_B / gpu.memory_Bps;
   } else if (kernel.kind == Kernel::Kind::attention) {
     if (!(kernel.m > 0 && kernel.n > 0 && kernel.k > 0 && kernel.batch > 0))
       throw std::invalid_argument("attention needs m, n, k and batch > 0");
@@ -102,9 +103,11 @@ KernelCost kernel_cost(const GpuModel& gpu, const ComputeModel& model, const Ker
     // Flash attention tiles over queries and keys; its rate is one fitted fraction of peak.
     cost.efficiency = model.attention_efficiency;
     cost.flops = 4 * kernel.m * kernel.n * kernel.k * kernel.batch;
-    cost.math_s = cost.flops / (gpu.math.at(math_key(gpu, kernel.dtype)).dense_flops_per_s * cost.efficiency);
+    const double peak_flops_per_s = gpu.math.at(math_key(gpu, kernel.dtype)).dense_flops_per_s;
+    cost.math_s = cost.flops / (peak_flops_per_s * cost.efficiency);
     cost.bytes_B = kernel.bytes_B > 0 ? kernel.bytes_B : 2 * (kernel.m + kernel.n) * kernel.k * kernel.batch * size_B;
     cost.memory_s = cost.bytes_B / bandwidth_Bps;
+    cost.floor_s = std::max(cost.flops / peak_flops_per_s, cost.bytes_B / gpu.memory_Bps);
   } else {
     if (!(kernel.m > 0 && kernel.n > 0 && kernel.k > 0 && kernel.batch > 0))
       throw std::invalid_argument("a GEMM needs m, n, k and batch > 0");
@@ -158,12 +161,19 @@ KernelCost kernel_cost(const GpuModel& gpu, const ComputeModel& model, const Ker
                                       : (kernel.m * kernel.k + kernel.k * kernel.n * b_fraction + kernel.m * kernel.n) *
                                             kernel.batch * size_B;
     cost.memory_s = cost.bytes_B / bandwidth_Bps;
+    cost.floor_s = std::max(cost.flops / peak_flops_per_s, cost.bytes_B / gpu.memory_Bps);
   }
 
   cost.time_s = std::max({cost.math_s, cost.memory_s, model.launch_s});
   cost.bound = cost.math_s >= cost.memory_s && cost.math_s >= model.launch_s ? "math"
                : cost.memory_s >= model.launch_s                             ? "memory"
                                                                              : "launch";
+#ifdef TOPSIM_INVARIANTS
+  if (!(cost.time_s >= cost.floor_s * (1 - 1e-12)))
+    throw std::logic_error("kernel_cost: invariant violated: " + std::to_string(cost.time_s) +
+                           " s beats the datasheet floor " + std::to_string(cost.floor_s) + " s on " + gpu.name +
+                           " (an efficiency of " + model.name + " above 1)");
+#endif
   return cost;
 }
 

@@ -35,6 +35,9 @@ struct KernelCost {
   double bytes_B = 0;      ///< memory traffic assumed
   double efficiency = 0;   ///< fraction of the dtype's peak (dense or sparse) this shape's math reaches
   std::string bound;       ///< "math", "memory" or "launch"
+  /// What no kernel of this work can beat: max(flops at the datasheet peak of its math, bytes_B at
+  /// the datasheet HBM bandwidth). time_s >= floor_s is an invariant (efficiencies are <= 1).
+  double floor_s = 0;
 };
 
 /// Bytes of one element of a math type: fp64 8, fp32 and tf32 4, fp16 and bf16 2, fp8 and int8 1.

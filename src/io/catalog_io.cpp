@@ -337,6 +337,7 @@ void add_catalog_text(Catalog& catalog, const std::string& text, const std::stri
   read_section(catalog, file, "inference_frameworks", read_inference_framework);
   read_section(catalog, file, "latency_bounds", read_latency_bound);
   read_section(catalog, file, "optimizers", read_optimizer);
+  read_section(catalog, file, "parameter_sharding", read_sharding);
   read_section(catalog, file, "transformers", read_transformer);
   file.finish();
 }

@@ -126,6 +126,7 @@ FrameworkModel read_framework(const std::string& name, const Json& value, const 
 InferenceFrameworkModel read_inference_framework(const std::string& name, const Json& value, const SourceRef& where);
 LatencyBound read_latency_bound(const std::string& name, const Json& value, const SourceRef& where);
 OptimizerModel read_optimizer(const std::string& name, const Json& value, const SourceRef& where);
+ShardingModel read_sharding(const std::string& name, const Json& value, const SourceRef& where);
 NcclVersion read_nccl_version(const std::string& name, const Json& value, const SourceRef& where);
 /// The "graph_search" object of a release line (io/nccl_graph_io.cpp).
 NcclGraphData read_nccl_graph_data(const Json& value, const SourceRef& where);

@@ -1,4 +1,4 @@
-// models/frameworks.json: training frameworks and optimizers.
+// models/frameworks.json: training frameworks, optimizers and parameter sharding.
 #include "io/model_reader.hpp"
 
 namespace topsim {
@@ -54,6 +54,15 @@ OptimizerModel read_optimizer(const std::string& name, const Json& value, const 
     params.add("bytes_per_param");
     m.state_bytes_per_param = r.number("state_bytes_per_param", 0, 1024, false);
     params.add("state_bytes_per_param");
+  });
+}
+
+ShardingModel read_sharding(const std::string& name, const Json& value, const SourceRef& where) {
+  return read_model<ShardingModel>(name, value, where, [](ObjectReader& r, ShardingModel& m, SourcedParameters& params) {
+    m.gather_bucket_params = r.number("gather_bucket_params", 1, 1e15, false);
+    params.add("gather_bucket_params");
+    m.reduce_bucket_params = r.number("reduce_bucket_params", 1, 1e15, false);
+    params.add("reduce_bucket_params");
   });
 }
 

@@ -5,6 +5,7 @@
 
 #include "compute/kernel.hpp"
 #include "engine/simulator.hpp"
+#include "llm/bounds.hpp"
 #include "llm/pipeline.hpp"
 #include "llm/plan.hpp"
 #include "util/error.hpp"
@@ -76,6 +77,9 @@ struct LlmIteration::Impl {
   LlmTypes types;
   TraceSpec steady, gradient;  // the two windows
   std::unique_ptr<Replay> steady_replay, gradient_replay;
+  // Sharded parameters: collectives per layer and pass. FSDP moves a layer (one unit) at a
+  // time; DeepSpeed ZeRO-3 in buckets, so a layer larger than a bucket takes several.
+  double gathers_per_layer = 1, reduces_per_layer = 1;
 
   Impl(const Topology& t, const Catalog& c, const TransformerSpec& m, const LlmLayout& l, LlmOptions o)
       : topology(t), catalog(c), model(m), L(l), options(std::move(o)), placement(l, options.order), types(llm_types(l.precision)) {}
@@ -140,8 +144,9 @@ struct LlmIteration::Impl {
         b.ep += 2 * ep_a2a + (full ? 2 * ep_a2a : 0);
       }
       if (zero3) {  // gather a layer's weights ahead of its forward and backward, reduce its gradients
-        f.zero3 += exposed(dp_ag, t.fwd_s);
-        b.zero3 += exposed(dp_ag + dp_rs, t.bwd_s);
+        const double gather = gathers_per_layer * dp_ag, reduce = reduces_per_layer * dp_rs;
+        f.zero3 += exposed(gather, t.fwd_s);
+        b.zero3 += exposed(gather + reduce, t.bwd_s);
       }
     };
     const int stages = L.pp * L.vp, chunk = model.layers / stages;
@@ -308,6 +313,16 @@ struct LlmIteration::Impl {
     const double dense = sharded ? layer_params : stage0.dense;
     const std::string grad = types.gradient_nccl, weight = types.other_dtype;
     const double grad_B = types.gradient_B, weight_B = dtype_size_B(types.other_dtype);
+    // DeepSpeed ZeRO-3's buckets (FSDP gathers whole layers): the fraction of a layer one
+    // collective moves.
+    double gather_share = 1, reduce_share = 1;
+    if (sharded && !L.fsdp && layer_params > 0) {
+      const ShardingModel& zero3 = catalog.sharding("deepspeed-zero3", model.where);
+      gather_share = std::min(1.0, zero3.gather_bucket_params / layer_params);
+      reduce_share = std::min(1.0, zero3.reduce_bucket_params / layer_params);
+      gathers_per_layer = 1 / gather_share;
+      reduces_per_layer = 1 / reduce_share;
+    }
     auto add_sync = [&](const std::string& name, const std::vector<int>& ranks, double params) {
       if (ranks.size() < 2 || params <= 0) return;
       if (L.zero == 0 && !L.fsdp) {
@@ -315,12 +330,12 @@ struct LlmIteration::Impl {
         gradient.ops.back().name = name + ".ar";
         return;
       }
-      add_collective(gradient, name, "reducescatter", ranks, params * grad_B, grad, name);
+      add_collective(gradient, name, "reducescatter", ranks, params * reduce_share * grad_B, grad, name);
       gradient.ops.back().name = name + ".rs";
       TraceOp ag = gradient.ops.back();
       ag.name = name + ".ag";
       ag.op = "allgather";
-      ag.size_B = params * weight_B;
+      ag.size_B = params * gather_share * weight_B;
       ag.dtype = weight;
       gradient.ops.push_back(ag);
     };
@@ -463,6 +478,9 @@ LlmResult LlmIteration::run(const std::vector<Runner*>& runners) {
   out.iteration_s = iteration_s;
 
   I.add_figures(out);
+#ifdef TOPSIM_INVARIANTS
+  check_llm_invariants(out, llm_bounds(I.topology, I.catalog, I.model, L, I.options));
+#endif
   return out;
 }
 

@@ -302,6 +302,23 @@ RankParams rank_params(const TransformerSpec& m, const LlmLayout& L, int stage) 
   return p;
 }
 
+double largest_gathered_layer_B(const TransformerSpec& m, const LlmLayout& L) {
+  const LlmTypes types = llm_types(L.precision);
+  double largest = 0;  // parameters of one layer on one rank
+  for (int layer = 0; layer < m.layers; ++layer) {
+    double p = attention_params(m) / L.tp + 2.0 * m.hidden;
+    if (m.is_moe_layer(layer)) {
+      const MoeSpec& e = *m.moe;
+      p += double(e.experts) / L.ep * ffn_params(m, e.expert_ffn_hidden) +
+           e.shared_experts * ffn_params(m, e.expert_ffn_hidden) + double(m.hidden) * e.experts;
+    } else {
+      p += ffn_params(m, m.ffn_hidden) / L.tp;
+    }
+    largest = std::max(largest, p);
+  }
+  return largest * (dtype_size_B(types.other_dtype) + types.gradient_B);
+}
+
 double layer_activation_B(const TransformerSpec& m, const LlmLayout& L, int layer) {
   const LlmTypes types = llm_types(L.precision);
   const double e_B = types.activation_B;
@@ -343,6 +360,8 @@ LlmMemory stage_memory(const TransformerSpec& m, const LlmLayout& L, int stage, 
   mem.weights_B = p.held(L, L.shards_parameters()) * weight_B;
   mem.gradients_B = p.held(L, L.zero >= 2 || L.fsdp) * types.gradient_B;
   mem.optimizer_B = p.held(L, L.zero >= 1 || L.fsdp) * (master_B + optimizer_state_B);
+  // Sharded parameters are gathered a layer at a time: the layer running and its gradient.
+  if (L.shards_parameters()) mem.weights_B += largest_gathered_layer_B(m, L);
   // Activations: the stage's average layer times the layers in flight; the last stage also
   // keeps its fp32 logits for the loss's backward.
   std::vector<int> layers = stage_layers(m, L, stage);

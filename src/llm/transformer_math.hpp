@@ -98,9 +98,14 @@ struct RankParams {
 };
 RankParams rank_params(const TransformerSpec& model, const LlmLayout& layout, int stage);
 
+/// ZeRO-3 / FSDP: bytes one rank holds whole while it runs its largest layer: that layer's
+/// parameters (its tensor-parallel share, its ep share of the experts) gathered as 16-bit
+/// weights, and its gradient unsharded until the reduce-scatter.
+double largest_gathered_layer_B(const TransformerSpec& model, const LlmLayout& layout);
+
 /// What one GPU of a stage holds during an iteration, in bytes.
 struct LlmMemory {
-  double weights_B = 0;      ///< 16-bit weights (sharded under ZeRO-3 / FSDP)
+  double weights_B = 0;      ///< 16-bit weights (sharded under ZeRO-3 / FSDP, plus the gathered layers in flight)
   double gradients_B = 0;    ///< gradient buffer (sharded under ZeRO-2 and -3)
   double optimizer_B = 0;    ///< fp32 master weights and Adam moments (sharded under ZeRO >= 1)
   double activations_B = 0;  ///< kept for backward: per layer, times the layers in flight

@@ -129,6 +129,7 @@ const LatencyBound* Catalog::latency_bound(const std::string& model) const {
   return nullptr;
 }
 void Catalog::add(OptimizerModel model) { insert(optimizers_, std::move(model)); }
+void Catalog::add(ShardingModel model) { insert(shardings_, std::move(model)); }
 void Catalog::add(TransformerSpec model) { insert(transformers_, std::move(model)); }
 
 const FrameworkModel& Catalog::framework(const std::string& name, const SourceRef& where) const {
@@ -140,6 +141,10 @@ const InferenceFrameworkModel& Catalog::inference_framework(const std::string& n
 
 const OptimizerModel& Catalog::optimizer(const std::string& name, const SourceRef& where) const {
   return find(optimizers_, name, where, "optimizer");
+}
+
+const ShardingModel& Catalog::sharding(const std::string& name, const SourceRef& where) const {
+  return find(shardings_, name, where, "parameter sharding");
 }
 
 const TransformerSpec& Catalog::transformer(const std::string& name, const SourceRef& where) const {

@@ -235,6 +235,19 @@ struct OptimizerModel {
   SourceRef where;
 };
 
+/// How a sharded-parameter framework (DeepSpeed ZeRO-3) moves parameters: all-gathers of at most
+/// gather_bucket_params elements ahead of each forward and backward, reduce-scatters of at most
+/// reduce_bucket_params gradient elements after each backward. A layer larger than a bucket
+/// takes several collectives, each paying the ring's latency over every rank.
+struct ShardingModel {
+  std::string name;
+  std::string description;
+  double gather_bucket_params = 0;
+  double reduce_bucket_params = 0;
+  Sources sources;
+  SourceRef where;
+};
+
 /// Every model of a models/ directory, looked up by name. Lookups that fail throw InputError
 /// at the given place with the list of known names.
 class Catalog {
@@ -254,6 +267,7 @@ class Catalog {
   void add(InferenceFrameworkModel model);
   void add(LatencyBound bound);
   void add(OptimizerModel model);
+  void add(ShardingModel model);
   void add(TransformerSpec model);
 
   const LinkModel& link(const std::string& name, const SourceRef& where) const;
@@ -284,6 +298,7 @@ class Catalog {
   /// The Server latency bound published for `model`, or nullptr.
   const LatencyBound* latency_bound(const std::string& model) const;
   const OptimizerModel& optimizer(const std::string& name, const SourceRef& where) const;
+  const ShardingModel& sharding(const std::string& name, const SourceRef& where) const;
   const TransformerSpec& transformer(const std::string& name, const SourceRef& where) const;
 
   const std::map<std::string, LinkModel>& links() const { return links_; }
@@ -319,6 +334,7 @@ class Catalog {
   std::map<std::string, InferenceFrameworkModel> inference_frameworks_;
   std::map<std::string, LatencyBound> latency_bounds_;
   std::map<std::string, OptimizerModel> optimizers_;
+  std::map<std::string, ShardingModel> shardings_;
   std::map<std::string, TransformerSpec> transformers_;
   std::map<std::string, SourceRef> names_;  ///< one namespace for all models, so a name is unambiguous
 };

@@ -319,17 +319,21 @@ TEST_CASE("llm: stage_memory under ZeRO 0 to 3", "[llm]") {
   CHECK(z2.gradients_B == 4 * P / 4);
   CHECK(z2.optimizer_B == (4 + state_B) * P / 4);
 
-  L.zero = 3;  // + weights
+  L.zero = 3;  // + weights, and the layer running held whole: its tp share of attention
+  // (4 x 64 x 64 / 2 = 8192) and of the FFN (2 x 64 x 256 / 2 = 16384) plus both norms (128),
+  // 24704 parameters as 2 B weights and 4 B gradients: 148224 B (largest_gathered_layer_B).
+  const double gathered_B = 24704 * (2 + 4);
+  CHECK(largest_gathered_layer_B(m, L) == gathered_B);
   LlmMemory z3 = stage_memory(m, L, 0, 3, state_B);
-  CHECK(z3.weights_B == 2 * P / 4);
+  CHECK(z3.weights_B == 2 * P / 4 + gathered_B);
   CHECK(z3.gradients_B == 4 * P / 4);
   CHECK(z3.optimizer_B == (4 + state_B) * P / 4);
-  CHECK(z3.total_B() == (2 + 4 + 12) * 53504 / 4 + 33792);  // 240768 + 33792
+  CHECK(z3.total_B() == (2 + 4 + 12) * 53504 / 4 + 148224 + 33792);  // 240768 + 148224 + 33792
 
   // FSDP shards like ZeRO-3 whatever zero says.
   L.zero = 0;
   L.fsdp = true;
-  CHECK(stage_memory(m, L, 0, 3, state_B).weights_B == 2 * P / 4);
+  CHECK(stage_memory(m, L, 0, 3, state_B).weights_B == 2 * P / 4 + gathered_B);
   // The last stage also keeps fp32 logits: b s / cp x V / tp x 4 B = 8 x 64 x 4 = 2048 B.
   CHECK(stage_memory(m, L, 1, 3, state_B).activations_B == 33792 + 2048);
 }
