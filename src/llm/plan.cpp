@@ -16,9 +16,10 @@ std::vector<int> divisors(int n, int at_most) {
 
 LlmMemory layout_memory(const TransformerSpec& model, const LlmLayout& L, double optimizer_state_B) {
   LlmMemory worst;
-  const int chunk = model.layers / (L.pp * L.vp);
+  // Layers per virtual stage: a rank's peak counts the layers of the chunks it holds in flight.
+  const std::vector<int> layers = virtual_stage_layer_counts(model, L);
   for (int r = 0; r < L.pp; ++r) {
-    double in_flight = double(peak_in_flight(r, L.pp, L.vp, L.micro_batches())) * chunk;
+    double in_flight = double(peak_layers_in_flight(r, L.pp, L.vp, L.micro_batches(), layers));
     LlmMemory m = stage_memory(model, L, r, in_flight, optimizer_state_B);
     if (m.total_B() > worst.total_B()) worst = m;
   }
