@@ -30,6 +30,7 @@ std::string stages_text(const LlmLayout& L) { return "pp x vp = " + n(L.pp) + " 
 // least one layer (`set`: how many of first and last are given): up to three totals, the most
 // even first, as "10 (6 layers per middle stage), 20 (5), 30 (4)"; "" when none.
 std::string valid_first_last(int layers, int middle, int set) {
+  if (middle <= 0) return layers >= set ? n(layers) + " (no middle stage)" : "";  // two stages: first and last
   std::vector<std::string> options;
   for (int per = layers / middle; per >= 1 && options.size() < 3; --per) {
     const int rest = layers - per * middle;
@@ -75,10 +76,17 @@ std::vector<int> accounted_split(const TransformerSpec& m, const LlmLayout& L) {
                            : L.account_for_embedding                     ? "1 (embedding)"
                                                                          : "1 (loss)";
   if (slots % stages != 0) {
-    const std::string valid = valid_first_last(m.layers, stages - 2, 2);
+    // What would divide: the other count of units, none, or first and last stage layers.
+    std::vector<std::string> valid;
+    if (units == 1 && (m.layers + 2) % stages == 0) valid.push_back("both units (" + n(m.layers + 2) + " slots)");
+    if (units == 2 && (m.layers + 1) % stages == 0) valid.push_back("one unit (" + n(m.layers + 1) + " slots)");
+    if (m.layers % stages == 0) valid.push_back("no accounting (" + n(m.layers / stages) + " layers per stage)");
+    const std::string first_last = valid_first_last(m.layers, stages - 2, 2);
+    if (!first_last.empty())
+      valid.push_back("instead of the accounting, --first-stage-layers + --last-stage-layers = " + first_last);
     throw UsageError(m.name + " has " + n(m.layers) + " layers + " + what + " = " + n(slots) +
                      " pipeline slots, not divisible by " + stages_text(L) +
-                     (valid.empty() ? "" : "; valid instead of the accounting: --first-stage-layers + --last-stage-layers = " + valid));
+                     (valid.empty() ? "" : "; valid: " + join(valid, "; or ")));
   }
   std::vector<int> counts(static_cast<std::size_t>(stages), slots / stages);
   if (L.account_for_embedding) --counts.front();

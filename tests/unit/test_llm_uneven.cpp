@@ -235,8 +235,17 @@ TEST_CASE("llm uneven: bad splits are usage errors naming the numbers", "[llm]")
   L.account_for_embedding = L.account_for_loss = true;
   expect_split_error(llama, L, 12,
                      "tiny has 126 layers + 2 (embedding, loss) = 128 pipeline slots, not divisible by pp x vp = 12 x 1 "
-                     "= 12; valid instead of the accounting: --first-stage-layers + --last-stage-layers = 6 (12 layers "
-                     "per middle stage), 16 (11), 26 (10)");
+                     "= 12; valid: instead of the accounting, --first-stage-layers + --last-stage-layers = 6 (12 "
+                     "layers per middle stage), 16 (11), 26 (10)");
+  // One unit where both would divide: 30 + 1 = 31 over 8; 32 would.
+  L = pipeline(8);
+  L.account_for_embedding = true;
+  expect_split_error(small_model(30), L, 8, "= 31 pipeline slots, not divisible by pp x vp = 8 x 1 = 8; valid: both units (32 slots); or");
+  // Two stages (no middle one): 31 + 2 = 33 is odd; the first and last then hold all 31.
+  L = pipeline(2);
+  L.account_for_embedding = L.account_for_loss = true;
+  expect_split_error(small_model(31), L, 2, "valid: one unit (32 slots); or instead of the accounting, --first-stage-layers + "
+                                            "--last-stage-layers = 31 (no middle stage)");
   // Two stages, both first and last: they must hold every layer.
   L = pipeline(2);
   L.first_stage_layers = 30;
