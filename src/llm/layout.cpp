@@ -56,10 +56,11 @@ std::vector<int> explicit_split(const TransformerSpec& m, const LlmLayout& L) {
                        "--last-stage-layers must be " + m.name + "'s " + n(m.layers) + " layers, not " + n(f + l));
   } else {
     const std::string valid = valid_first_last(m.layers, middle, set);
+    const std::string which = set == 2 ? "first + last" : f > 0 ? "first" : "last";
     require(rest >= middle && rest % middle == 0,
-            m.name + "'s " + n(m.layers) + " layers less " + given + " leave " + n(rest) + ", not " + (rest < middle ? "enough for" : "divisible over") + " the " + n(middle) + " other stages of " +
-                stages_text(L) + (valid.empty() ? "" : "; valid: " + std::string(set == 2 ? "first + last" : f > 0 ? "first" : "last") +
-                                                     " = " + valid));
+            m.name + "'s " + n(m.layers) + " layers less " + given + " leave " + n(rest) + ", not " +
+                (rest < middle ? "enough for" : "divisible over") + " the " + n(middle) + " other stages of " +
+                stages_text(L) + (valid.empty() ? "" : "; valid: " + which + " = " + valid));
   }
   std::vector<int> counts(static_cast<std::size_t>(stages), middle == 0 ? 0 : rest / middle);
   if (f > 0) counts.front() = f;
