@@ -11,9 +11,10 @@ namespace topsim {
 
 namespace {
 
-std::string describe(const LlmLayout& L) {
+std::string describe(const TransformerSpec& m, const LlmLayout& L) {
   std::string text = "tp " + std::to_string(L.tp) + " pp " + std::to_string(L.pp);
   if (L.vp > 1) text += " vp " + std::to_string(L.vp);
+  if (L.uneven()) text += " split " + describe_layer_split(m, L);
   if (L.cp > 1) text += " cp " + std::to_string(L.cp);
   if (L.ep > 1) text += " ep " + std::to_string(L.ep);
   text += " dp " + std::to_string(L.dp) + " mb " + std::to_string(L.micro_batch);
@@ -24,7 +25,8 @@ std::string describe(const LlmLayout& L) {
 
 // Why the best beats the runner-up: the parts of the iteration where the runner-up spends more,
 // largest first.
-std::string why_best(const std::pair<LlmLayout, LlmResult>& best, const std::pair<LlmLayout, LlmResult>& next) {
+std::string why_best(const TransformerSpec& m, const std::pair<LlmLayout, LlmResult>& best,
+                     const std::pair<LlmLayout, LlmResult>& next) {
   const LlmResult& a = best.second;
   const LlmResult& b = next.second;
   std::vector<std::pair<double, std::string>> parts = {
@@ -36,8 +38,8 @@ std::string why_best(const std::pair<LlmLayout, LlmResult>& best, const std::pai
   std::vector<std::string> more;
   for (const auto& [s, name] : parts)
     if (s > 0.0005 * a.iteration_s && more.size() < 3) more.push_back(name + " +" + fixed(s * 1e3, 1) + " ms");
-  std::string text = "# best: " + describe(best.first) + ", " + fixed(a.iteration_s, 3) + " s per iteration; runner-up " +
-                     describe(next.first) + ", " + fixed(b.iteration_s, 3) + " s (" +
+  std::string text = "# best: " + describe(m, best.first) + ", " + fixed(a.iteration_s, 3) + " s per iteration; runner-up " +
+                     describe(m, next.first) + ", " + fixed(b.iteration_s, 3) + " s (" +
                      fixed(100 * (b.iteration_s / a.iteration_s - 1), 1) + "% slower)";
   // And where the runner-up gains back part of it.
   std::vector<std::string> less;
@@ -57,6 +59,7 @@ void add_plan_command(CLI::App& app, Context& context) {
   plan->get_option("--gpus")->required();
   plan->add_option("--top", *top, "Layouts to print, fastest first")->check(CLI::Range(1, 1000));
   plan->add_option("--attention", args->attention, "Attention core: flash (fused) or unfused");
+  add_layer_split_options(*plan, *args);
   plan->callback([args, top, &context]() {
     Format format = parse_format(args->format);
     const Workspace& ws = context.workspace();
@@ -96,9 +99,9 @@ void add_plan_command(CLI::App& app, Context& context) {
     std::vector<std::pair<LlmLayout, LlmResult>> rows;
     for (const PlanCandidate* c : fitting) rows.emplace_back(c->layout, simulate_iteration(topology, ws.catalog(), model, c->layout, options));
     std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.iteration_s < b.second.iteration_s; });
-    std::string why = rows.size() > 1 ? why_best(rows[0], rows[1]) : "";
+    std::string why = rows.size() > 1 ? why_best(model, rows[0], rows[1]) : "";
     if (rows.size() > static_cast<std::size_t>(*top)) rows.resize(static_cast<std::size_t>(*top));
-    Table table = training_table(rows, format);
+    Table table = training_table(model, rows, format);
     if (format != Format::table) {
       context.out = table.render(format);
       return;

@@ -23,6 +23,8 @@ std::string header(const TransformerSpec& m, const LlmLayout& L, const LlmResult
           std::to_string(L.dp) + "; " + std::to_string(L.global_batch) + " sequences of " + std::to_string(L.seq_len) +
           " tokens, micro-batch " + std::to_string(L.micro_batch) + " (" + std::to_string(L.micro_batches()) +
           " per replica); " + L.precision + "; ranks " + to_string(order) + "\n";
+  if (L.uneven())  // first virtual stage / middle ones (layers x stages) / last
+    text += "# layers per virtual stage: " + describe_layer_split(m, L) + "\n";
   text += "# memory per GPU: weights " + fixed(r.memory.weights_B / GiB, 1) + " GiB, gradients " +
           fixed(r.memory.gradients_B / GiB, 1) + ", optimizer states " + fixed(r.memory.optimizer_B / GiB, 1) +
           ", activations " + fixed(r.memory.activations_B / GiB, 1) + " of " + fixed(r.memory_capacity_B / GiB, 1) +
@@ -64,7 +66,7 @@ void run_llm_scenario(const std::string& path, const TrainArgs& args, Context& c
       rows.emplace_back(layout, simulate_iteration(topology, ws.catalog(), model, layout, options));
       labels.push_back(v.name.empty() ? "-" : v.name);
     }
-  Table table = training_table(rows, format, labels);
+  Table table = training_table(model, rows, format, labels);
   context.out = format == Format::table ? "# topsim train: " + s.description + "\n# " + model.name + " on " +
                                               s.topology + "; " + s.sources + "\n" + table.to_text()
                                         : table.render(format);
@@ -78,6 +80,7 @@ void add_train_command(CLI::App& app, Context& context) {
   auto args = std::make_shared<TrainArgs>();
   add_train_target_options(*train, *args);
   add_layout_options(*train, *args);
+  add_layer_split_options(*train, *args);
   train->callback([args, &context]() {
     Format format = parse_format(args->format);
     const Workspace& ws = context.workspace();
@@ -100,7 +103,7 @@ void add_train_command(CLI::App& app, Context& context) {
     const Topology& topology = training_topology(ws, args->topology, args->scale, args->gpu, gpus);
     LlmLayout layout = resolve_layout(model, args->layout, gpus);
     LlmResult r = simulate_iteration(topology, ws.catalog(), model, layout, options);
-    Table table = training_table({{layout, r}}, format);
+    Table table = training_table(model, {{layout, r}}, format);
     context.out = format == Format::table ? header(model, layout, r, topology, options.order) + table.to_text()
                                           : table.render(format);
   });

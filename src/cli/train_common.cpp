@@ -39,6 +39,21 @@ void add_layout_options(CLI::App& command, TrainArgs& args) {
   command.add_flag("--tp-comm-overlap", L.tp_comm_overlap, "Overlap tensor-parallel collectives with GEMMs (Megatron-Core)");
 }
 
+void add_layer_split_options(CLI::App& command, TrainArgs& args) {
+  LlmLayout& L = args.layout;
+  command.add_option("--first-stage-layers", L.first_stage_layers,
+                     "Layers on the first (virtual) pipeline stage, the rest even over the others (Megatron-Core's "
+                     "--decoder-first-pipeline-num-layers)")
+      ->check(CLI::Range(1, 1 << 20));
+  command.add_option("--last-stage-layers", L.last_stage_layers,
+                     "Layers on the last (virtual) pipeline stage (--decoder-last-pipeline-num-layers)")
+      ->check(CLI::Range(1, 1 << 20));
+  command.add_flag("--account-for-embedding", L.account_for_embedding,
+                   "The embedding takes one layer's slot on the first stage (--account-for-embedding-in-pipeline-split)");
+  command.add_flag("--account-for-loss", L.account_for_loss,
+                   "The LM head and loss take one layer's slot on the last stage (--account-for-loss-in-pipeline-split)");
+}
+
 Recompute parse_recompute(const std::string& text) {
   if (text == "none") return Recompute::none;
   if (text == "selective") return Recompute::selective;
@@ -52,13 +67,18 @@ Attention parse_attention(const std::string& text) {
   throw UsageError("--attention '" + text + "': expected flash or unfused");
 }
 
-Table training_table(const std::vector<std::pair<LlmLayout, LlmResult>>& rows, Format format,
-                     const std::vector<std::string>& labels) {
+Table training_table(const TransformerSpec& model, const std::vector<std::pair<LlmLayout, LlmResult>>& rows,
+                     Format format, const std::vector<std::string>& labels) {
   const double GiB = 1024.0 * 1024 * 1024;
   std::vector<Column> columns = {{"gpus"}, {"nodes"}, {"tp"}, {"pp"}, {"vp"}, {"cp"}, {"ep"}, {"dp"}, {"mb"}, {"zero"},
                                  {"recompute"}, {"iteration_s", 3}, {"tokens_per_s", 0}, {"tflops_per_gpu", 1},
                                  {"mfu", 3}, {"hfu", 3}, {"memory_GiB", 1}, {"fits"}, {"compute_s", 3}, {"bubble_s", 3},
                                  {"tp_s", 3}, {"pp_s", 3}, {"dp_s", 3}, {"cp_s", 3}, {"ep_s", 3}, {"optimizer_s", 3}};
+  // Layers per virtual stage, only when a row splits them unevenly (even tables stay as they were).
+  bool uneven = false;
+  for (const auto& row : rows) uneven = uneven || row.first.uneven();
+  const std::size_t split_at = 5;  // after vp
+  if (uneven) columns.insert(columns.begin() + split_at, Column{"split"});
   if (!labels.empty()) columns.insert(columns.begin(), Column{"variant"});
   const bool parts = format != Format::table;
   if (parts)
@@ -77,6 +97,10 @@ Table training_table(const std::vector<std::pair<LlmLayout, LlmResult>>& rows, F
     if (parts)
       for (double b : {r.memory.weights_B, r.memory.gradients_B, r.memory.optimizer_B, r.memory.activations_B})
         row.push_back(b / GiB);
+    if (uneven) {
+      const std::string split = describe_layer_split(model, L);
+      row.insert(row.begin() + split_at, split.empty() ? std::string("even") : split);
+    }
     if (!labels.empty()) row.insert(row.begin(), labels[i]);
     table.add_row(row);
   }

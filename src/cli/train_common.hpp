@@ -30,12 +30,17 @@ void add_train_target_options(CLI::App& command, TrainArgs& args);
 /// and the overlap switches (train only: plan searches them).
 void add_layout_options(CLI::App& command, TrainArgs& args);
 
+/// --first-stage-layers, --last-stage-layers, --account-for-embedding, --account-for-loss (both
+/// commands: train splits by them; plan, given any, takes that split for every layout).
+void add_layer_split_options(CLI::App& command, TrainArgs& args);
+
 Recompute parse_recompute(const std::string& text);
 Attention parse_attention(const std::string& text);
 
 /// The table of `train` and `plan`: one row per layout with its figures and breakdown.
-/// `labels`, when given, make a first column "variant" (one label per row).
-Table training_table(const std::vector<std::pair<LlmLayout, LlmResult>>& rows, Format format,
-                     const std::vector<std::string>& labels = {});
+/// `labels`, when given, make a first column "variant" (one label per row); a column "split"
+/// after vp when some row's layers are split unevenly (describe_layer_split()).
+Table training_table(const TransformerSpec& model, const std::vector<std::pair<LlmLayout, LlmResult>>& rows,
+                     Format format, const std::vector<std::string>& labels = {});
 
 }  // namespace topsim

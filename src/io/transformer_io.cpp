@@ -101,9 +101,13 @@ LlmLayout read_llm_layout(const Json& value, const SourceRef& where, const LlmLa
   for (auto [key, field] : {std::pair{"tp", &L.tp}, {"pp", &L.pp}, {"vp", &L.vp}, {"cp", &L.cp}, {"ep", &L.ep}, {"dp", &L.dp},
                             {"micro_batch", &L.micro_batch}, {"global_batch", &L.global_batch}, {"seq_len", &L.seq_len}})
     if (auto v = r.optional_integer(key, 1, kMax)) *field = *v;
+  // Uneven pipelines (docs/llm.md): layers on the first / last virtual stage, >= 1 when given.
+  for (auto [key, field] : {std::pair{"first_stage_layers", &L.first_stage_layers}, {"last_stage_layers", &L.last_stage_layers}})
+    if (auto v = r.optional_integer(key, 1, kMax)) *field = *v;
   if (auto zero = r.optional_integer("zero", 0, 3)) L.zero = *zero;
   for (auto [key, field] : {std::pair{"sp", &L.sp}, {"fsdp", &L.fsdp}, {"overlap_grad_reduce", &L.overlap_grad_reduce},
-                            {"overlap_param_gather", &L.overlap_param_gather}, {"tp_comm_overlap", &L.tp_comm_overlap}})
+                            {"overlap_param_gather", &L.overlap_param_gather}, {"tp_comm_overlap", &L.tp_comm_overlap},
+                            {"account_for_embedding", &L.account_for_embedding}, {"account_for_loss", &L.account_for_loss}})
     if (r.has(key)) *field = r.boolean(key);
   if (r.has("recompute"))
     L.recompute = read_enum<Recompute>(r, "recompute", {{"none", Recompute::none}, {"selective", Recompute::selective}, {"full", Recompute::full}});

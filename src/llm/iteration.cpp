@@ -149,13 +149,14 @@ struct LlmIteration::Impl {
         b.zero3 += exposed(gather + reduce, t.bwd_s);
       }
     };
-    const int stages = L.pp * L.vp, chunk = model.layers / stages;
+    const int stages = L.pp * L.vp;
     for (int v = 0; v < stages; ++v) {
       PassCost& f = fwd[static_cast<std::size_t>(v)];
       PassCost& b = bwd[static_cast<std::size_t>(v)];
-      // Layers of one kind cost the same: time the first of each kind, count the rest.
+      // Layers of one kind cost the same: time the first of each kind, count the rest (the
+      // stage's own layers: uneven stages hold different counts).
       std::map<bool, std::pair<int, std::pair<PassCost, PassCost>>> kinds;
-      for (int l = v * chunk; l < (v + 1) * chunk; ++l) {
+      for (int l : virtual_stage_layers(model, L, v)) {
         auto [it, fresh] = kinds.try_emplace(model.is_moe_layer(l), std::pair{0, std::pair<PassCost, PassCost>{}});
         if (fresh) layer_cost(l, it->second.second.first, it->second.second.second);
         ++it->second.first;
@@ -180,12 +181,13 @@ struct LlmIteration::Impl {
     }
   }
 
-  // The optimizer step: streaming its bytes per parameter over the rank's shard (the larger of
-  // the first and last stages, which hold the embedding and the head).
+  // The optimizer step: streaming its bytes per parameter over the rank's shard (the largest;
+  // evenly split, the first or the last stage, which hold the embedding and the head).
   double optimizer_step_s() const {
     const OptimizerModel& optimizer = catalog.optimizer(options.optimizer, model.where);
     double optimizer_s = 0;
-    for (int r : {0, L.pp - 1}) {
+    // Every rank: uneven, a middle stage may hold more than the first and the last.
+    for (int r = 0; r < L.pp; ++r) {
       double params = rank_params(model, L, r).held(L, L.zero >= 1 || L.fsdp);
       NamedKernel step{"optimizer", {}, false};
       step.kernel.kind = Kernel::Kind::memory;
@@ -307,7 +309,8 @@ struct LlmIteration::Impl {
 
   // Gradient synchronisation of stage 0 (it holds the embedding and finishes last), with its
   // tensor-parallel traffic beside it.
-  void build_gradient(const RankParams& stage0, double layer_params) {
+  // `stage0_layers`: the transformer layers stage 0 holds (ZeRO-3 moves one at a time).
+  void build_gradient(const RankParams& stage0, double layer_params, int stage0_layers) {
     gradient.description = "gradient window";
     const bool sharded = L.shards_parameters();
     const double dense = sharded ? layer_params : stage0.dense;
@@ -350,7 +353,7 @@ struct LlmIteration::Impl {
           for (int c = 0; c < L.cp; ++c)
             for (int d = e; d < L.dp; d += L.ep) expert_ranks.push_back(placement.rank({i, c, d, 0}));
           add_sync("edp." + std::to_string(expert_ranks.front()), expert_ranks,
-                   sharded ? stage0.experts / std::max<double>(1, model.layers / double(L.pp)) : stage0.experts);
+                   sharded ? stage0.experts / std::max<double>(1, stage0_layers) : stage0.experts);
         }
     }
     if (!gradient.ops.empty()) add_tp_ops(gradient, "tpg.", 0, layer_comm(model, L, 0).tp_B);
@@ -371,9 +374,10 @@ LlmIteration::LlmIteration(const Topology& topology, const Catalog& catalog, con
   LayerComm moe = moe_layer >= 0 ? layer_comm(model, layout, moe_layer) : LayerComm{};
   I.build_steady(dense, moe);
   RankParams stage0 = rank_params(model, layout, 0);
-  // ZeRO-3 / FSDP gathers and reduces one layer at a time: the average layer of the stage.
-  double layers_per_stage = double(model.layers) / layout.pp;
-  I.build_gradient(stage0, stage0.dense / layers_per_stage);
+  // ZeRO-3 / FSDP gathers and reduces one layer at a time: the average layer of the stage (its
+  // own layer count: uneven, stage 0 may hold fewer; an embedding-only stage counts as one).
+  const int stage0_layers = static_cast<int>(stage_layers(model, layout, 0).size());
+  I.build_gradient(stage0, stage0.dense / std::max(1, stage0_layers), stage0_layers);
   ReplayOptions replay;
   replay.routes = I.options.routes;
   replay.nccl = catalog.nccl_version(I.options.nccl).name;
@@ -436,6 +440,8 @@ LlmResult LlmIteration::run(const std::vector<Runner*>& runners) {
       bwd[static_cast<std::size_t>(v)].zero3 += extra;
     }
   }
+  out.stage_forward_s = pin.forward_s;
+  out.stage_backward_s = pin.backward_s;
   pin.p2p_s = pp_s;
   PipelineResult with_p2p = run_pipeline(pin);
   pin.p2p_s = 0;

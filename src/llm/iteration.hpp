@@ -40,6 +40,9 @@ struct LlmResult {
   double cp_s = 0;             ///< exposed context-parallel K/V exchange
   double ep_s = 0;             ///< expert-parallel all-to-alls
   double optimizer_s = 0;      ///< optimizer step
+  /// Per virtual stage (v = chunk x pp + rank): one micro-batch's forward and backward pass on
+  /// one rank, compute and the communication that blocks it (what the pipeline timeline runs).
+  std::vector<double> stage_forward_s, stage_backward_s;
   LlmMemory memory;            ///< the GPU that holds most
   double memory_capacity_B = 0;
   bool fits = false;

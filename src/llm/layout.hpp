@@ -22,6 +22,21 @@ std::string to_string(const DimOrder& order);
 /// GPUs, heads and tp, layers and pp x vp, batch and micro-batch x dp, experts and ep, ...).
 LlmLayout resolve_layout(const TransformerSpec& model, LlmLayout layout, int gpus);
 
+/// Transformer layers of each virtual stage v = chunk x pp + rank (pp x vp of them, in model
+/// order; Megatron's interleaving): layers / (pp vp) each by default; with first/last_stage_layers
+/// those on the first and last virtual stage and the rest evenly over the others; with the
+/// embedding / loss accounting, (layers + units) / (pp vp) slots each, the first virtual stage's
+/// embedding and the last one's loss taking one slot. UsageError naming the numbers that disagree
+/// and what would be valid (the one check of the split; resolve_layout runs it).
+std::vector<int> virtual_stage_layer_counts(const TransformerSpec& model, const LlmLayout& layout);
+/// Layer indices of virtual stage `virtual_stage`, consecutive.
+std::vector<int> virtual_stage_layers(const TransformerSpec& model, const LlmLayout& layout, int virtual_stage);
+/// Layer indices of pipeline rank `stage`: its vp chunks, chunk c being virtual stage c pp + stage.
+std::vector<int> stage_layers(const TransformerSpec& model, const LlmLayout& layout, int stage);
+/// The split for a reader, "" unless layout.uneven(): first virtual stage, the middle ones
+/// run-length coded, last: "7+emb/8x14/7+loss", "5/6x10/5".
+std::string describe_layer_split(const TransformerSpec& model, const LlmLayout& layout);
+
 struct RankCoord {
   int tp = 0, cp = 0, dp = 0, pp = 0;
 };

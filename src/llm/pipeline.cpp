@@ -41,6 +41,16 @@ int peak_in_flight(int rank, int pp, int vp, int micro_batches) {
   return peak;
 }
 
+int peak_layers_in_flight(int rank, int pp, int vp, int micro_batches, const std::vector<int>& layers) {
+  if (static_cast<int>(layers.size()) != pp * vp) throw std::invalid_argument("pipeline: one layer count per virtual stage");
+  int flight = 0, peak = 0;
+  for (const Pass& p : schedule_order(rank, pp, vp, micro_batches)) {
+    flight += (p.forward ? 1 : -1) * layers[static_cast<std::size_t>(p.stage)];
+    peak = std::max(peak, flight);
+  }
+  return peak;
+}
+
 PipelineResult run_pipeline(const PipelineInput& in) {
   const int stages = in.pp * in.vp;
   if (in.pp < 1 || in.vp < 1 || in.micro_batches < 1) throw std::invalid_argument("pipeline sizes must be >= 1");

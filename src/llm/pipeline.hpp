@@ -38,6 +38,10 @@ std::vector<Pass> schedule_order(int rank, int pp, int vp, int micro_batches);
 
 /// Most chunk-forwards of `rank` whose backward has not run, from the order alone.
 int peak_in_flight(int rank, int pp, int vp, int micro_batches);
+/// Most layer-forwards of `rank` whose backward has not run: each chunk-forward of virtual stage
+/// v counts its `layers[v]` layers (pp x vp of them), so uneven chunks weigh as they hold; with
+/// equal chunks of c layers, peak_in_flight() x c.
+int peak_layers_in_flight(int rank, int pp, int vp, int micro_batches, const std::vector<int>& layers);
 
 /// std::invalid_argument when sizes disagree (times per virtual stage, interleaving needing
 /// micro-batches divisible by pp).

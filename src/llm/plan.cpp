@@ -1,5 +1,7 @@
 #include "llm/plan.hpp"
 
+#include <algorithm>
+
 #include "llm/pipeline.hpp"
 #include "util/error.hpp"
 
@@ -14,11 +16,30 @@ std::vector<int> divisors(int n, int at_most) {
 }
 }  // namespace
 
+bool choose_layer_split(const TransformerSpec& model, LlmLayout& L) {
+  const int stages = L.pp * L.vp;
+  if (model.layers % stages == 0) return true;
+  if (L.pp == 1) return false;
+  if ((model.layers + 2) % stages == 0) {  // the embedding and the loss each take a layer's slot
+    L.account_for_embedding = L.account_for_loss = true;
+    return true;
+  }
+  // The middle stages get the even share rounded up; the first and last the rest, halved (the
+  // first the odd layer: the loss outweighs the embedding), each between 1 and the middle's.
+  const int per = (model.layers + stages - 1) / stages;
+  const int rest = model.layers - per * (stages - 2);
+  if (rest < 2) return false;
+  L.first_stage_layers = (rest + 1) / 2;
+  L.last_stage_layers = rest / 2;
+  return true;
+}
+
 LlmMemory layout_memory(const TransformerSpec& model, const LlmLayout& L, double optimizer_state_B) {
   LlmMemory worst;
-  const int chunk = model.layers / (L.pp * L.vp);
+  // Layers per virtual stage: a rank's peak counts the layers of the chunks it holds in flight.
+  const std::vector<int> layers = virtual_stage_layer_counts(model, L);
   for (int r = 0; r < L.pp; ++r) {
-    double in_flight = double(peak_in_flight(r, L.pp, L.vp, L.micro_batches())) * chunk;
+    double in_flight = double(peak_layers_in_flight(r, L.pp, L.vp, L.micro_batches(), layers));
     LlmMemory m = stage_memory(model, L, r, in_flight, optimizer_state_B);
     if (m.total_B() > worst.total_B()) worst = m;
   }
@@ -35,7 +56,7 @@ std::vector<PlanCandidate> plan_candidates(const TransformerSpec& model, const P
     for (int e : divisors(model.moe->experts, 64))
       if (e > 1) eps.push_back(e);
   for (int tp : divisors(space.gpus_per_server, space.gpus_per_server))
-    for (int pp : divisors(model.layers, 64))
+    for (int pp = 1; pp <= std::min(model.layers, 64); ++pp)
       for (int vp : {1, 2, 4})
         for (int cp : cps)
           for (int ep : eps)
@@ -45,6 +66,8 @@ std::vector<PlanCandidate> plan_candidates(const TransformerSpec& model, const P
               L.tp = tp;
               L.pp = pp;
               L.vp = vp;
+              // Layers that do not divide: the split plan chooses, unless one was asked.
+              if (!space.base.uneven() && !choose_layer_split(model, L)) continue;
               L.cp = cp;
               L.ep = ep;
               L.dp = 0;

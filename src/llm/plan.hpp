@@ -26,9 +26,17 @@ struct PlanCandidate {
 };
 
 /// Every layout resolve_layout() accepts, each with its memory, in a fixed order (tp, pp, vp,
-/// cp, ep, micro-batch); for each, the least recomputation that fits (none, selective, full),
-/// and ZeRO-1 (the distributed optimizer) unless nothing fits without ZeRO-3.
+/// cp, ep, micro-batch), layers that do not divide split by choose_layer_split() unless
+/// `space.base` asks for a split (then every layout takes that one, or is left out); for each,
+/// the least recomputation that fits (none, selective, full), and ZeRO-1 (the distributed
+/// optimizer) unless nothing fits without ZeRO-3.
 std::vector<PlanCandidate> plan_candidates(const TransformerSpec& model, const PlanSpace& space);
+
+/// Plan's split of layers that do not divide over pp x vp (docs/llm.md, "Uneven pipelines"):
+/// unchanged when they divide; else the embedding and loss accounting when layers + 2 divide;
+/// else the middle stages the even share rounded up, the first and last the rest halved (the
+/// first the odd one), each at least one layer. False when none works (or pp is 1).
+bool choose_layer_split(const TransformerSpec& model, LlmLayout& layout);
 
 /// Memory of a resolved layout on its fullest stage.
 LlmMemory layout_memory(const TransformerSpec& model, const LlmLayout& layout, double optimizer_state_B);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "llm/layout.hpp"  // stage_layers: the one map from a stage to its layers
+
 namespace topsim {
 
 std::string to_string(Recompute r) {
@@ -260,18 +262,6 @@ LayerComm layer_comm(const TransformerSpec& m, const LlmLayout& L, int layer) {
     c.ep_B = tokens / (L.sp ? L.tp : 1) * m.moe->top_k * m.hidden * types.activation_B;
   return c;
 }
-
-namespace {
-// Layers of pipeline stage `stage`: its vp chunks of layers / (pp vp) layers each (Megatron's
-// interleaving: chunk c of stage s is virtual stage c pp + s).
-std::vector<int> stage_layers(const TransformerSpec& m, const LlmLayout& L, int stage) {
-  std::vector<int> layers;
-  const int chunk = m.layers / (L.pp * L.vp);
-  for (int c = 0; c < L.vp; ++c)
-    for (int i = 0; i < chunk; ++i) layers.push_back((c * L.pp + stage) * chunk + i);
-  return layers;
-}
-}  // namespace
 
 double RankParams::held(const LlmLayout& L, bool sharded) const {
   if (!sharded) return total();

@@ -64,6 +64,15 @@ struct LlmLayout {
   int tp = 1;                    ///< tensor parallel (--tensor-model-parallel-size)
   int pp = 1;                    ///< pipeline stages (--pipeline-model-parallel-size)
   int vp = 1;                    ///< virtual stages per pipeline rank (interleaved 1F1B)
+  /// Uneven pipelines (docs/llm.md, "Uneven pipelines"): transformer layers on the first and on
+  /// the last virtual stage (Megatron-Core's --decoder-first/last-pipeline-num-layers), the
+  /// other virtual stages sharing the rest evenly; 0: not set (the stage gets the even share).
+  int first_stage_layers = 0;
+  int last_stage_layers = 0;
+  /// The embedding (first virtual stage) and the loss (LM head and cross-entropy, last virtual
+  /// stage) each take one layer's slot in the split (--account-for-*-in-pipeline-split).
+  bool account_for_embedding = false;
+  bool account_for_loss = false;
   int cp = 1;                    ///< context parallel (ring attention over the sequence)
   int ep = 1;                    ///< expert parallel (carved out of data parallel for MoE layers)
   int dp = 0;                    ///< data-parallel replicas (0: GPUs / (tp pp cp))
@@ -85,6 +94,8 @@ struct LlmLayout {
   int gpus() const { return tp * pp * cp * dp; }
   int micro_batches() const { return global_batch / (micro_batch * dp); }  ///< per replica per iteration
   bool shards_parameters() const { return zero >= 3 || fsdp; }
+  /// Whether the layers are split by any of the four uneven-pipeline settings.
+  bool uneven() const { return first_stage_layers != 0 || last_stage_layers != 0 || account_for_embedding || account_for_loss; }
 };
 
 }  // namespace topsim

@@ -153,7 +153,8 @@ double llm_prediction(const ValidationRow& row, const EvaluationInputs& inputs, 
     options.nccl = row.nccl;
     LlmResult r = simulate_iteration(t, catalog, model, layout, options);
     result.detail = "tp" + std::to_string(layout.tp) + " pp" + std::to_string(layout.pp) + " dp" + std::to_string(layout.dp) +
-                    ", " + std::to_string(r.nodes) + " servers";
+                    (layout.uneven() ? " split " + describe_layer_split(model, layout) : "") + ", " +
+                    std::to_string(r.nodes) + " servers";
     if (row.metric == "iteration_s") return r.iteration_s;
     if (row.metric == "tflops_per_gpu") return r.tflops_per_gpu;
     if (row.metric == "mfu") return r.mfu;
