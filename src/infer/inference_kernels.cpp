@@ -205,6 +205,19 @@ InferencePass network_forward(const Network& network, const InferenceFrameworkMo
   return std::move(b.pass());
 }
 
+void apply_precision_defaults(InferencePass& pass, const InferenceFrameworkModel& framework, const GpuModel& gpu,
+                              bool allow_tf32) {
+  auto tf32 = gpu.math.find("tf32_tensor");
+  if (!allow_tf32 || tf32 == gpu.math.end() || !(tf32->second.dense_flops_per_s > 0)) return;
+  for (InferenceKernel& k : pass.kernels) {
+    Kernel& kernel = k.kernel;
+    if (kernel.dtype != "fp32" || kernel.kind == Kernel::Kind::memory) continue;
+    const bool as_tf32 = kernel.kind == Kernel::Kind::conv ? framework.tf32_convolutions : framework.tf32_matmuls;
+    // tf32 keeps fp32's 4-byte elements: only the math rate changes.
+    if (as_tf32) kernel.dtype = "tf32";
+  }
+}
+
 InferencePass transformer_forward(const TransformerSpec& model, const InferenceFrameworkModel& framework,
                                   const InferenceShape& shape) {
   check_transformer(model, shape);

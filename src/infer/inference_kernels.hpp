@@ -42,6 +42,13 @@ std::string math_dtype(const std::string& precision);
 /// The precisions infer accepts, in the order help lists them.
 const std::vector<std::string>& inference_precisions();
 
+/// The framework's precision defaults applied to `pass` on `gpu`: an fp32 convolution runs as
+/// tf32 where the framework's tf32_convolutions is set and the GPU has tf32 tensor cores, an fp32
+/// GEMM or attention where tf32_matmuls is. `allow_tf32` false keeps every fp32 kernel on the fp32
+/// units (NVIDIA_TF32_OVERRIDE=0, TensorRT without kTF32).
+void apply_precision_defaults(InferencePass& pass, const InferenceFrameworkModel& framework, const GpuModel& gpu,
+                              bool allow_tf32);
+
 /// A CNN's forward over `shape.batch` samples (tp must be 1).
 InferencePass network_forward(const Network& network, const InferenceFrameworkModel& framework,
                               const InferenceShape& shape);

@@ -193,6 +193,11 @@ struct InferenceFrameworkModel {
   /// Host round trip of one query outside the engine (issuing it, copying its input in and its
   /// result out, completing it), seconds: part of a single-stream query's latency.
   double query_s = 0;
+  /// Precision defaults of an fp32 model (the framework's TF32 switches as shipped): its
+  /// convolutions, and its matmuls (Linear, attention's scores and context), run as tf32 on GPUs
+  /// with tf32 tensor cores; false: on the fp32 vector units.
+  bool tf32_convolutions = false;
+  bool tf32_matmuls = false;
   Sources sources;
   SourceRef where;
 };

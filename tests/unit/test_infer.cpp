@@ -194,3 +194,52 @@ TEST_CASE("serving refuses what cannot run and says why", "[infer]") {
   CHECK_FALSE(big.fits);
   CHECK(big.weights_B > 40e9);
 }
+
+TEST_CASE("an fp32 model's convolutions run as tf32 where the framework's defaults say so", "[infer]") {
+  // An A100's fp32 vector rate 19.5e12 and tf32 tensor rate 156e12 FLOP/s (datasheet).
+  GpuModel gpu = a100();
+  gpu.math["fp32"] = MathRate{19.5e12, 0};
+  gpu.math["tf32_tensor"] = MathRate{156e12, 312e12};
+  InferencePass pass;
+  Kernel conv;
+  conv.kind = Kernel::Kind::conv;
+  conv.m = conv.n = conv.k = 4096;
+  conv.dtype = "fp32";
+  Kernel linear = conv;
+  linear.kind = Kernel::Kind::gemm;
+  Kernel norm;
+  norm.kind = Kernel::Kind::memory;
+  norm.dtype = "fp32";
+  norm.bytes_B = 1e6;
+  pass.kernels = {{"conv", conv, 1}, {"fc", linear, 1}, {"norm", norm, 1}};
+  // PyTorch 1.12 and later: cudnn.allow_tf32 True, cuda.matmul.allow_tf32 False.
+  InferenceFrameworkModel pytorch = engine();
+  pytorch.tf32_convolutions = true;
+  pytorch.tf32_matmuls = false;
+  InferencePass eager = pass;
+  apply_precision_defaults(eager, pytorch, gpu, true);
+  CHECK(eager.kernels[0].kernel.dtype == "tf32");
+  CHECK(eager.kernels[1].kernel.dtype == "fp32");
+  CHECK(eager.kernels[2].kernel.dtype == "fp32");
+  // The 4096^3 convolution is math-bound either way (1.37e11 FLOP; 201 MB at 1.4e12 B/s is 0.14
+  // ms) and its shape utilisation does not depend on the dtype: tf32 makes it 156 / 19.5 = 8x
+  // faster.
+  const ComputeModel c = ampere();
+  CHECK(kernel_cost(gpu, c, pass.kernels[0].kernel).time_s / kernel_cost(gpu, c, eager.kernels[0].kernel).time_s ==
+        Approx(8));
+  // TensorRT's kTF32 (on by default) covers matmuls too; --no-tf32, or a GPU without tf32 tensor
+  // cores, keeps everything on the fp32 units.
+  InferenceFrameworkModel trt = pytorch;
+  trt.tf32_matmuls = true;
+  InferencePass engine_pass = pass;
+  apply_precision_defaults(engine_pass, trt, gpu, true);
+  CHECK(engine_pass.kernels[1].kernel.dtype == "tf32");
+  InferencePass overridden = pass;
+  apply_precision_defaults(overridden, trt, gpu, false);
+  CHECK(overridden.kernels[0].kernel.dtype == "fp32");
+  GpuModel volta = gpu;
+  volta.math.erase("tf32_tensor");
+  InferencePass old = pass;
+  apply_precision_defaults(old, trt, volta, true);
+  CHECK(old.kernels[0].kernel.dtype == "fp32");
+}
