@@ -169,6 +169,10 @@ InferenceResult serve(const Catalog& catalog, const GpuModel& whole_gpu, const I
     throw std::invalid_argument(request.model + " is a layer-list network of fixed input size: --seq applies to "
                                                 "transformers only");
 
+  if (!request.shape.lengths.empty() && (model.network != nullptr || model.decoder()))
+    throw std::invalid_argument(request.model + " is not an encoder: a sequence-length distribution (" +
+                                request.shape.lengths.where.file + ") applies to encoders (BERT) only");
+
   InferenceRequest asked = request;
   if (model.transformer != nullptr && asked.shape.seq <= 0) asked.shape.seq = model.transformer->seq_len;
   // An encoder's learned positions end at its published sequence length.

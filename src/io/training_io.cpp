@@ -41,6 +41,8 @@ InferenceFrameworkModel read_inference_framework(const std::string& name, const 
         params.add("tf32_convolutions");
         m.tf32_matmuls = r.boolean("tf32_matmuls");
         params.add("tf32_matmuls");
+        m.packs_sequences = r.boolean("packs_sequences");
+        params.add("packs_sequences");
       });
 }
 

@@ -198,6 +198,10 @@ struct InferenceFrameworkModel {
   /// with tf32 tensor cores; false: on the fp32 vector units.
   bool tf32_convolutions = false;
   bool tf32_matmuls = false;
+  /// An encoder's batch of variable-length sequences is packed without padding (TensorRT's
+  /// var-seqlen BERT): GEMMs run over the sum of the lengths, attention per sequence at its own
+  /// length; false: every sequence is padded to the longest the engine takes.
+  bool packs_sequences = false;
   Sources sources;
   SourceRef where;
 };
