@@ -225,9 +225,13 @@ InferencePass transformer_forward(const TransformerSpec& model, const InferenceF
   if (shape.seq < 1) throw std::invalid_argument("the sequence length must be at least 1 token");
   if (!shape.lengths.empty() && !model.encoder)
     throw std::invalid_argument(model.name + " is a decoder: a sequence-length distribution applies to encoders only");
-  if (!shape.lengths.empty() && shape.lengths.longest() > shape.seq)
-    throw std::invalid_argument(shape.lengths.where.file + ": a sequence of " + std::to_string(shape.lengths.longest()) +
-                                " tokens is longer than the " + std::to_string(shape.seq) + " the engine takes");
+  for (std::size_t i = 0; i < shape.lengths.lengths.size(); ++i)
+    if (shape.lengths.lengths[i].first > shape.seq)
+      // An InputError at the file's element (exit 2), as for any other impossible value in it.
+      fail(shape.lengths.where.at("lengths").at(i),
+           "a sequence of " + std::to_string(shape.lengths.lengths[i].first) + " tokens is longer than the " +
+               std::to_string(shape.seq) + " the engine takes (--seq, at most " + std::to_string(model.seq_len) +
+               " for " + model.name + ")");
   PassBuilder b(framework, shape);
   const bool packed = !shape.lengths.empty() && framework.packs_sequences;
   // s: the query and key length attention runs at; tokens: the rows of every other kernel.

@@ -7,6 +7,7 @@
 #include "compute/mig.hpp"
 #include "helpers.hpp"
 #include "infer/inference.hpp"
+#include "util/error.hpp"
 
 using namespace topsim;
 
@@ -268,7 +269,7 @@ TEST_CASE("a packed batch runs its GEMMs over the sum of the lengths and attenti
 
   // A sequence longer than the engine takes, and a distribution on a decoder, are refused.
   shape.lengths.lengths = {{400, 1}};
-  CHECK_THROWS_WITH(transformer_forward(tiny_encoder(), packing, shape), Catch::Contains("lengths.json"));
+  CHECK_THROWS_AS(transformer_forward(tiny_encoder(), packing, shape), InputError);
   shape.lengths.lengths = {{100, 1}};
   TransformerSpec decoder = tiny_encoder();
   decoder.encoder = false;
