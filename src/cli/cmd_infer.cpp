@@ -7,6 +7,7 @@
 #include "cli/common.hpp"
 #include "cli/price_options.hpp"
 #include "infer/tensor_parallel.hpp"
+#include "io/io.hpp"
 #include "study/train.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
@@ -23,6 +24,8 @@ struct InferArgs {
   std::string mig;
   std::string batches;
   int seq = 0;
+  std::string seq_dist;
+  bool no_tf32 = false;
   int output_tokens = 0;
   std::string precision = "fp16";
   std::string sparsity = "dense";
@@ -81,6 +84,9 @@ InferenceRequest request_of(const InferArgs& args) {
   r.shape.tp = args.tp;
   r.output_tokens = args.output_tokens;
   r.gpus = args.replicas;
+  r.allow_tf32 = !args.no_tf32;
+  // A malformed file is an InputError naming the file and pointer (exit 2).
+  if (!args.seq_dist.empty()) r.shape.lengths = load_sequence_lengths(args.seq_dist);
   try {
     r.scenario = parse_serving_scenario(args.scenario);
     if (!args.mig.empty()) r.mig = parse_mig(args.mig);
@@ -140,6 +146,11 @@ void add_infer_command(CLI::App& app, Context& context) {
                     "Batch sizes, e.g. 1,8,64 (default: offline and server pick the best that fits)");
   infer->add_option("--seq", args->seq, "Tokens per sequence (transformers; default the model's)")
       ->check(CLI::Range(1, 1 << 20));
+  infer->add_option("--seq-dist", args->seq_dist,
+                    "Encoder: a sequence-length distribution file (docs/inference.md), e.g. "
+                    "models/datasets/squad-v1.1-mlperf.json; packed or padded to --seq as the framework runs it");
+  infer->add_flag("--no-tf32", args->no_tf32,
+                  "fp32 math on the fp32 units, overriding the framework's TF32 defaults (NVIDIA_TF32_OVERRIDE=0)");
   infer->add_option("--output-tokens", args->output_tokens, "Decoder: tokens generated per sequence (default 128)")
       ->check(CLI::Range(1, 1 << 20));
   infer->add_option("--precision", args->precision, "fp32, tf32, fp16, bf16, fp8 or int8")

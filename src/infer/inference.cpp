@@ -66,8 +66,9 @@ InferenceResult serve_batch(const Catalog& catalog, const GpuModel& gpu, const S
   double activations_B = 0;
   if (!model.decoder()) {
     // A CNN or an encoder: one forward pass of the batch.
-    const InferencePass pass = model.network != nullptr ? network_forward(*model.network, framework, shape)
-                                                        : transformer_forward(*model.transformer, framework, shape);
+    InferencePass pass = model.network != nullptr ? network_forward(*model.network, framework, shape)
+                                                  : transformer_forward(*model.transformer, framework, shape);
+    apply_precision_defaults(pass, framework, gpu, request.allow_tf32);
     r.parts = time_pass(gpu, compute, framework, pass, allreduce);
     r.latency_s = r.parts.total_s();
     r.throughput = batch / r.latency_s;
@@ -82,6 +83,8 @@ InferenceResult serve_batch(const Catalog& catalog, const GpuModel& gpu, const S
     // Attention grows linearly with the context, so one step at the average context times the
     // step count is the sum over steps.
     InferencePass step = transformer_decode_step(t, framework, shape, shape.seq + out / 2);
+    apply_precision_defaults(prefill, framework, gpu, request.allow_tf32);
+    apply_precision_defaults(step, framework, gpu, request.allow_tf32);
     PassTime prefill_time = time_pass(gpu, compute, framework, prefill, allreduce);
     PassTime step_time = time_pass(gpu, compute, framework, step, allreduce);
     r.prefill_s = prefill_time.total_s();
@@ -165,6 +168,10 @@ InferenceResult serve(const Catalog& catalog, const GpuModel& whole_gpu, const I
   if (model.network != nullptr && request.shape.seq > 0)
     throw std::invalid_argument(request.model + " is a layer-list network of fixed input size: --seq applies to "
                                                 "transformers only");
+
+  if (!request.shape.lengths.empty() && (model.network != nullptr || model.decoder()))
+    throw std::invalid_argument(request.model + " is not an encoder: a sequence-length distribution (" +
+                                request.shape.lengths.where.file + ") applies to encoders (BERT) only");
 
   InferenceRequest asked = request;
   if (model.transformer != nullptr && asked.shape.seq <= 0) asked.shape.seq = model.transformer->seq_len;

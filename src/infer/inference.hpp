@@ -30,6 +30,8 @@ struct InferenceRequest {
   double latency_bound_s = 0;      ///< server: the bound on a query's latency (0: the model's MLPerf bound)
   MigRequest mig;                  ///< profile "" = the whole GPU
   int gpus = 1;                    ///< data-parallel copies, each on its own GPU (tp x gpus GPUs in all)
+  /// false: fp32 math stays on the fp32 units whatever the framework's TF32 defaults (--no-tf32)
+  bool allow_tf32 = true;
 };
 
 /// Time of a pass split by what bounds each kernel, seconds.

@@ -1,6 +1,7 @@
 #include "infer/inference_kernels.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "llm/transformer_math.hpp"
@@ -205,21 +206,60 @@ InferencePass network_forward(const Network& network, const InferenceFrameworkMo
   return std::move(b.pass());
 }
 
+void apply_precision_defaults(InferencePass& pass, const InferenceFrameworkModel& framework, const GpuModel& gpu,
+                              bool allow_tf32) {
+  auto tf32 = gpu.math.find("tf32_tensor");
+  if (!allow_tf32 || tf32 == gpu.math.end() || !(tf32->second.dense_flops_per_s > 0)) return;
+  for (InferenceKernel& k : pass.kernels) {
+    Kernel& kernel = k.kernel;
+    if (kernel.dtype != "fp32" || kernel.kind == Kernel::Kind::memory) continue;
+    const bool as_tf32 = kernel.kind == Kernel::Kind::conv ? framework.tf32_convolutions : framework.tf32_matmuls;
+    // tf32 keeps fp32's 4-byte elements: only the math rate changes.
+    if (as_tf32) kernel.dtype = "tf32";
+  }
+}
+
 InferencePass transformer_forward(const TransformerSpec& model, const InferenceFrameworkModel& framework,
                                   const InferenceShape& shape) {
   check_transformer(model, shape);
   if (shape.seq < 1) throw std::invalid_argument("the sequence length must be at least 1 token");
+  if (!shape.lengths.empty() && !model.encoder)
+    throw std::invalid_argument(model.name + " is a decoder: a sequence-length distribution applies to encoders only");
+  for (std::size_t i = 0; i < shape.lengths.lengths.size(); ++i)
+    if (shape.lengths.lengths[i].first > shape.seq)
+      // An InputError at the file's element (exit 2), as for any other impossible value in it.
+      fail(shape.lengths.where.at("lengths").at(i),
+           "a sequence of " + std::to_string(shape.lengths.lengths[i].first) + " tokens is longer than the " +
+               std::to_string(shape.seq) + " the engine takes (--seq, at most " + std::to_string(model.seq_len) +
+               " for " + model.name + ")");
   PassBuilder b(framework, shape);
-  const double s = shape.seq, tokens = shape.batch * s, d = model.head_dim;
+  const bool packed = !shape.lengths.empty() && framework.packs_sequences;
+  // s: the query and key length attention runs at; tokens: the rows of every other kernel.
+  // Packed: the rows are the sum of the lengths, batch E[s]; attention's math grows with each
+  // sequence's length squared, so the one kernel that stands for every sequence has the root
+  // mean square length (batch E[s^2] query-key pairs per head), its traffic batch E[s] tokens.
+  double s = shape.seq, tokens = shape.batch * s;
+  double rms = s, mean = s;
+  if (packed) {
+    double squares = 0;
+    for (const auto& [length, count] : shape.lengths.lengths) squares += double(length) * length * count;
+    mean = shape.lengths.mean();
+    rms = std::sqrt(squares / shape.lengths.samples());
+    s = rms;
+    tokens = shape.batch * mean;
+  }
+  const double d = model.head_dim;
   const double heads = double(model.heads) / shape.tp;
   const double L = model.layers;
   add_embedding(b, model, framework, tokens);
   // A decoder's causal mask: query i attends to i + 1 keys, (s + 1) / 2 on average, and flash
   // attention skips the masked tiles.
   const double keys = model.encoder ? s : (s + 1) / 2;
+  // Q, K, V and O of every token once (0: the attention kernel's own count from m and n).
+  const double attention_B = packed ? 4 * tokens * heads * d * b.act_B() : 0;
   add_layers(b, model, framework, shape, tokens, [&] {
     if (framework.fused_attention)
-      b.attention("attention", s, keys, d, shape.batch * heads, 0, L);
+      b.attention("attention", s, keys, d, shape.batch * heads, attention_B, L);
     else
       add_eager_attention(b, shape.batch * heads, s, s, d, tokens * heads * d, L);
   });

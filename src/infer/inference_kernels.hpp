@@ -9,6 +9,7 @@
 #include "compute/kernel.hpp"
 #include "model/catalog.hpp"
 #include "model/network.hpp"
+#include "model/sequence_lengths.hpp"
 
 namespace topsim {
 
@@ -19,6 +20,10 @@ struct InferenceShape {
   double batch = 1;                ///< samples (sequences) per forward
   int seq = 0;                     ///< tokens per sequence: encoder input, decoder prompt
   int tp = 1;                      ///< tensor parallel: GEMMs and heads split over tp GPUs
+  /// Encoder: the data set's sequence lengths (each at most seq). Empty: every sequence has seq
+  /// tokens. A framework that packs sequences runs a batch's GEMMs over the sum of its lengths
+  /// and attention per sequence at its own length; one that does not pads each to seq.
+  SequenceLengths lengths;
 };
 
 struct InferenceKernel {
@@ -42,11 +47,21 @@ std::string math_dtype(const std::string& precision);
 /// The precisions infer accepts, in the order help lists them.
 const std::vector<std::string>& inference_precisions();
 
+/// The framework's precision defaults applied to `pass` on `gpu`: an fp32 convolution runs as
+/// tf32 where the framework's tf32_convolutions is set and the GPU has tf32 tensor cores, an fp32
+/// GEMM or attention where tf32_matmuls is. `allow_tf32` false keeps every fp32 kernel on the fp32
+/// units (NVIDIA_TF32_OVERRIDE=0, TensorRT without kTF32).
+void apply_precision_defaults(InferencePass& pass, const InferenceFrameworkModel& framework, const GpuModel& gpu,
+                              bool allow_tf32);
+
 /// A CNN's forward over `shape.batch` samples (tp must be 1).
 InferencePass network_forward(const Network& network, const InferenceFrameworkModel& framework,
                               const InferenceShape& shape);
 /// An encoder's forward, or a decoder's prefill, over `shape.batch` sequences of `shape.seq`
-/// tokens; a decoder ends with the LM head on each sequence's last token.
+/// tokens; a decoder ends with the LM head on each sequence's last token. An encoder with
+/// `shape.lengths` packed by the framework: GEMMs and memory kernels over batch E[s] rows, one
+/// attention kernel per layer over batch E[s^2] query-key pairs per head (as one of m = n =
+/// sqrt(E[s^2])) reading Q, K, V and O of batch E[s] tokens; unpacked: every sequence shape.seq.
 InferencePass transformer_forward(const TransformerSpec& model, const InferenceFrameworkModel& framework,
                                   const InferenceShape& shape);
 /// One decode step of a decoder: one new token for each of `shape.batch` sequences, attending to

@@ -12,6 +12,7 @@
 #include "model/sweep_spec.hpp"
 #include "model/validation_spec.hpp"
 #include "model/llm_scenario.hpp"
+#include "model/sequence_lengths.hpp"
 #include "model/workload_spec.hpp"
 
 namespace topsim {
@@ -61,6 +62,10 @@ ScenarioSpec parse_scenario(const std::string& text, const std::string& path);
 /// entries, docs/llm.md). InputError at the offending key.
 TransformerSpec load_transformer(const std::string& path);
 TransformerSpec parse_transformer(const std::string& text, const std::string& path);
+/// A sequence-length distribution file (infer --seq-dist, docs/inference.md): "description",
+/// "source" and "lengths" [[tokens, samples], ...]. InputError at the offending key or element.
+SequenceLengths load_sequence_lengths(const std::string& path);
+SequenceLengths parse_sequence_lengths(const std::string& text, const std::string& path);
 /// An LLM training study: a scenario file with a "model" (docs/llm.md, "Scenarios").
 LlmScenarioSpec load_llm_scenario(const std::string& path);
 LlmScenarioSpec parse_llm_scenario(const std::string& text, const std::string& path);

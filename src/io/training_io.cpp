@@ -37,6 +37,12 @@ InferenceFrameworkModel read_inference_framework(const std::string& name, const 
         m.sparse_transposes = r.number("sparse_transposes", 0, 16, false);
         params.add("sparse_transposes");
         m.query_s = params.quantity(r, "query", Quantity::time);
+        m.tf32_convolutions = r.boolean("tf32_convolutions");
+        params.add("tf32_convolutions");
+        m.tf32_matmuls = r.boolean("tf32_matmuls");
+        params.add("tf32_matmuls");
+        m.packs_sequences = r.boolean("packs_sequences");
+        params.add("packs_sequences");
       });
 }
 

@@ -136,6 +136,38 @@ TransformerSpec parse_transformer(const std::string& text, const std::string& pa
 
 TransformerSpec load_transformer(const std::string& path) { return parse_transformer(read_text_file(path), path); }
 
+SequenceLengths parse_sequence_lengths(const std::string& text, const std::string& path) {
+  Json document = parse_json_text(text, path);
+  SourceRef where{path, ""};
+  ObjectReader r(document, where);
+  SequenceLengths d;
+  d.where = where;
+  d.description = r.string("description");
+  d.source = r.string("source");
+  if (d.source.empty()) fail(r.at("source"), "say where the lengths come from (a count of the data set, or how they were derived)");
+  d.lengths = read_array(r, "lengths", [](const Json& v, const SourceRef& at) {
+    if (!v.is_array() || v.size() != 2)
+      fail(at, "expected [tokens, samples]: a length of at least 1 token and how many samples have it, got " + describe(v));
+    if (!v[0].is_number_integer() || v[0].get<long long>() < 1 || v[0].get<long long>() > (1 << 20))
+      fail(at.at(std::size_t{0}), "expected a length in tokens, an integer from 1 to 1048576, got " + describe(v[0]));
+    if (!v[1].is_number() || !(v[1].get<double>() > 0))
+      fail(at.at(std::size_t{1}), "expected a sample count greater than 0, got " + describe(v[1]));
+    return std::make_pair(static_cast<int>(v[0].get<long long>()), v[1].get<double>());
+  });
+  if (d.lengths.empty()) fail(r.at("lengths"), "expected at least one [tokens, samples] pair");
+  for (std::size_t i = 0; i < d.lengths.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (d.lengths[j].first == d.lengths[i].first)
+        fail(r.at("lengths").at(i), "length " + std::to_string(d.lengths[i].first) + " already appears at /lengths/" +
+                                        std::to_string(j) + ": give each length once, with its total count");
+  r.finish();
+  return d;
+}
+
+SequenceLengths load_sequence_lengths(const std::string& path) {
+  return parse_sequence_lengths(read_text_file(path), path);
+}
+
 LlmScenarioSpec parse_llm_scenario(const std::string& text, const std::string& path) {
   Json document = parse_json_text(text, path);
   SourceRef where{path, ""};

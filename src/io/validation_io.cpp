@@ -1,3 +1,4 @@
+#include <filesystem>
 #include <map>
 
 #include "io/io.hpp"
@@ -64,6 +65,11 @@ void read_inference_keys(ObjectReader& r, ValidationRow& row) {
   row.count = r.optional_integer("count", 1, 1 << 20).value_or(1);
   row.batch = r.optional_integer("batch", 1, 1 << 20).value_or(0);
   row.seq = r.optional_integer("seq", 1, 1 << 20).value_or(0);
+  if (auto seq_dist = r.optional_string("seq_dist")) {
+    if (seq_dist->empty()) fail(r.at("seq_dist"), "expected a sequence-length file, relative to this file's directory");
+    const std::filesystem::path path = std::filesystem::path(row.where.file).parent_path() / *seq_dist;
+    row.seq_lengths = load_sequence_lengths(path.lexically_normal().string());
+  }
   row.precision = r.string("precision");
   one_of(r, "precision", row.precision, {"fp32", "tf32", "fp16", "bf16", "fp8", "int8"});
   if (auto sparsity = r.optional_string("sparsity")) {

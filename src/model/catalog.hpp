@@ -193,6 +193,15 @@ struct InferenceFrameworkModel {
   /// Host round trip of one query outside the engine (issuing it, copying its input in and its
   /// result out, completing it), seconds: part of a single-stream query's latency.
   double query_s = 0;
+  /// Precision defaults of an fp32 model (the framework's TF32 switches as shipped): its
+  /// convolutions, and its matmuls (Linear, attention's scores and context), run as tf32 on GPUs
+  /// with tf32 tensor cores; false: on the fp32 vector units.
+  bool tf32_convolutions = false;
+  bool tf32_matmuls = false;
+  /// An encoder's batch of variable-length sequences is packed without padding (TensorRT's
+  /// var-seqlen BERT): GEMMs run over the sum of the lengths, attention per sequence at its own
+  /// length; false: every sequence is padded to the longest the engine takes.
+  bool packs_sequences = false;
   Sources sources;
   SourceRef where;
 };

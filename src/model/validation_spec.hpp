@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "model/llm_spec.hpp"
+#include "model/sequence_lengths.hpp"
 #include "model/source_ref.hpp"
 #include "model/topology_spec.hpp"
 
@@ -46,6 +47,9 @@ struct ValidationRow {
   std::string mig;                 ///< MIG profile, "" for the whole GPU
   double batch = 0;                ///< 0: the scenario picks the batch
   int seq = 0;                     ///< tokens per sequence (transformers)
+  /// encoder: the data set's lengths ("seq_dist", a file relative to the validation file's
+  /// directory); empty: every sequence has seq tokens
+  SequenceLengths seq_lengths;
   std::string precision;           ///< fp32, tf32, fp16, bf16, fp8, int8
   std::string framework;           ///< tensorrt, pytorch
   std::string serving;             ///< offline, server, single-stream ("" = one batch's latency)

@@ -88,6 +88,7 @@ double inference_prediction(const ValidationRow& row, const Catalog& catalog, Va
   request.shape.sparse = row.sparse;
   request.shape.batch = row.batch;
   request.shape.seq = row.seq;
+  request.shape.lengths = row.seq_lengths;
   request.gpus = row.count;
   request.scenario = row.serving.empty() ? ServingScenario::offline : parse_serving_scenario(row.serving);
   result.things = {"gpus:" + gpu.name, "compute:" + gpu.architecture, "frameworks:" + row.framework};

@@ -7,6 +7,7 @@
 #include "compute/mig.hpp"
 #include "helpers.hpp"
 #include "infer/inference.hpp"
+#include "util/error.hpp"
 
 using namespace topsim;
 
@@ -193,4 +194,133 @@ TEST_CASE("serving refuses what cannot run and says why", "[infer]") {
   InferenceResult big = serve(catalog, catalog.gpu("a100", {}), r, {});
   CHECK_FALSE(big.fits);
   CHECK(big.weights_B > 40e9);
+}
+
+namespace {
+
+/// A two-layer encoder (BERT-style: bidirectional attention, a QA head) of hidden 1024, 8 heads
+/// of 128, FFN 4096, 512 learned positions.
+TransformerSpec tiny_encoder() {
+  TransformerSpec m;
+  m.name = "tiny-encoder";
+  m.encoder = true;
+  m.layers = 2;
+  m.hidden = 1024;
+  m.heads = 8;
+  m.kv_heads = 8;
+  m.head_dim = 128;
+  m.ffn_hidden = 4096;
+  m.vocab = 30522;
+  m.seq_len = 512;
+  return m;
+}
+
+const InferenceKernel& kernel_named(const InferencePass& pass, const std::string& name) {
+  for (const InferenceKernel& k : pass.kernels)
+    if (k.name == name) return k;
+  throw std::logic_error("no kernel " + name);
+}
+
+}  // namespace
+
+TEST_CASE("a packed batch runs its GEMMs over the sum of the lengths and attention at each length", "[infer]") {
+  InferenceShape shape;
+  shape.precision = "fp16";
+  shape.batch = 2;
+  shape.seq = 384;
+  shape.lengths.where = SourceRef{"lengths.json", ""};
+  shape.lengths.lengths = {{100, 1}, {200, 1}};  // E[s] = 150, E[s^2] = (100^2 + 200^2) / 2 = 25,000
+  InferenceFrameworkModel packing = engine();
+  packing.packs_sequences = true;
+  const InferencePass packed = transformer_forward(tiny_encoder(), packing, shape);
+  // A batch of lengths {100, 200} packed: GEMMs of 100 + 200 = 300 rows (batch 2 x E[s] 150).
+  CHECK(kernel_named(packed, "qkv").kernel.m == Approx(300));
+  CHECK(kernel_named(packed, "fc1").kernel.m == Approx(300));
+  CHECK(kernel_named(packed, "qa_head").kernel.m == Approx(300));
+  // Attention, per head: 100^2 + 200^2 = 50,000 query-key pairs, as one kernel of 2 sequences
+  // at the root mean square length sqrt(25,000) = 158.114; flops 4 x 50,000 x 128 x 8 heads =
+  // 204.8e6 per layer, the sum of the two sequences' own (4 x 100^2 x 128 x 8 = 40.96e6 and
+  // 4 x 200^2 x 128 x 8 = 163.84e6); Q, K, V, O of the 300 tokens: 4 x 300 x 8 x 128 x 2 B =
+  // 2,457,600 B.
+  const Kernel& attention = kernel_named(packed, "attention").kernel;
+  CHECK(attention.m == Approx(158.113883));
+  CHECK(attention.n == Approx(158.113883));
+  CHECK(4 * attention.m * attention.n * attention.k * attention.batch == Approx(204.8e6));
+  CHECK(attention.bytes_B == Approx(2457600));
+
+  // The same lengths without packing: every sequence padded to the 384 the engine takes, GEMMs
+  // of 2 x 384 = 768 rows, attention 384 x 384 per head.
+  const InferencePass padded = transformer_forward(tiny_encoder(), engine(), shape);
+  CHECK(kernel_named(padded, "qkv").kernel.m == Approx(768));
+  CHECK(kernel_named(padded, "attention").kernel.m == Approx(384));
+
+  // Packed on a GPU whose fp16 runs at 100e12 FLOP/s, math-bound at 60% for attention: 2 layers
+  // x 204.8e6 / (100e12 x 0.6) = 6.8267 us, against the padded 2 x (4 x 2 x 384^2 x 128 x 8) /
+  // 60e12 = 2 x 1,207,959,552 / 60e12 = 40.265 us.
+  GpuModel gpu = a100();
+  gpu.math["fp16_tensor"] = MathRate{100e12, 0};
+  gpu.memory_Bps = 1e18;  // no memory time
+  ComputeModel c = ampere();
+  c.launch_s = 0;
+  const KernelCost packed_cost = kernel_cost(gpu, c, attention);
+  CHECK(2 * packed_cost.time_s == Approx(6.826667e-6).epsilon(1e-6));
+  const KernelCost padded_cost = kernel_cost(gpu, c, kernel_named(padded, "attention").kernel);
+  CHECK(2 * padded_cost.time_s == Approx(40.265318e-6).epsilon(1e-6));
+
+  // A sequence longer than the engine takes, and a distribution on a decoder, are refused.
+  shape.lengths.lengths = {{400, 1}};
+  CHECK_THROWS_AS(transformer_forward(tiny_encoder(), packing, shape), InputError);
+  shape.lengths.lengths = {{100, 1}};
+  TransformerSpec decoder = tiny_encoder();
+  decoder.encoder = false;
+  CHECK_THROWS_WITH(transformer_forward(decoder, packing, shape), Catch::Contains("encoders only"));
+}
+
+TEST_CASE("an fp32 model's convolutions run as tf32 where the framework's defaults say so", "[infer]") {
+  // An A100's fp32 vector rate 19.5e12 and tf32 tensor rate 156e12 FLOP/s (datasheet).
+  GpuModel gpu = a100();
+  gpu.math["fp32"] = MathRate{19.5e12, 0};
+  gpu.math["tf32_tensor"] = MathRate{156e12, 312e12};
+  InferencePass pass;
+  Kernel conv;
+  conv.kind = Kernel::Kind::conv;
+  conv.m = conv.n = conv.k = 4096;
+  conv.dtype = "fp32";
+  Kernel linear = conv;
+  linear.kind = Kernel::Kind::gemm;
+  Kernel norm;
+  norm.kind = Kernel::Kind::memory;
+  norm.dtype = "fp32";
+  norm.bytes_B = 1e6;
+  pass.kernels = {{"conv", conv, 1}, {"fc", linear, 1}, {"norm", norm, 1}};
+  // PyTorch 1.12 and later: cudnn.allow_tf32 True, cuda.matmul.allow_tf32 False.
+  InferenceFrameworkModel pytorch = engine();
+  pytorch.tf32_convolutions = true;
+  pytorch.tf32_matmuls = false;
+  InferencePass eager = pass;
+  apply_precision_defaults(eager, pytorch, gpu, true);
+  CHECK(eager.kernels[0].kernel.dtype == "tf32");
+  CHECK(eager.kernels[1].kernel.dtype == "fp32");
+  CHECK(eager.kernels[2].kernel.dtype == "fp32");
+  // The 4096^3 convolution is math-bound either way (1.37e11 FLOP; 201 MB at 1.4e12 B/s is 0.14
+  // ms) and its shape utilisation does not depend on the dtype: tf32 makes it 156 / 19.5 = 8x
+  // faster.
+  const ComputeModel c = ampere();
+  CHECK(kernel_cost(gpu, c, pass.kernels[0].kernel).time_s / kernel_cost(gpu, c, eager.kernels[0].kernel).time_s ==
+        Approx(8));
+  // TensorRT's kTF32 (on by default) covers matmuls too; --no-tf32, or a GPU without tf32 tensor
+  // cores, keeps everything on the fp32 units.
+  InferenceFrameworkModel trt = pytorch;
+  trt.tf32_matmuls = true;
+  InferencePass engine_pass = pass;
+  apply_precision_defaults(engine_pass, trt, gpu, true);
+  CHECK(engine_pass.kernels[1].kernel.dtype == "tf32");
+  InferencePass overridden = pass;
+  apply_precision_defaults(overridden, trt, gpu, false);
+  CHECK(overridden.kernels[0].kernel.dtype == "fp32");
+  GpuModel volta = gpu;
+  volta.math.erase("tf32_tensor");
+  InferencePass old = pass;
+  apply_precision_defaults(old, trt, volta, true);
+  CHECK(old.kernels[0].kernel.dtype == "fp32");
 }
