@@ -35,6 +35,10 @@ std::string header(const TransformerSpec& m, const LlmLayout& L, const LlmResult
     if (s > 0) parts.push_back(name + " " + fixed(s * 1e3, 3) + " ms");
   text += (parts.empty() ? std::string("none") : join(parts, ", ")) + "\n";
   text += "# NCCL: " + r.algorithms + "\n";
+  const LlmBounds& f = r.floors;
+  text += "# floors (docs/llm.md): compute " + fixed(f.compute_s, 3) + " s, GPU links " + fixed(f.gpu_links_s, 3) +
+          " s, network " + fixed(f.network_s, 3) + " s; the iteration is " + fixed(r.iteration_s / f.iteration_s(), 2) +
+          " times the " + f.binding() + " floor\n";
   text += "# mfu: model FLOPs (Megatron's count, docs/llm.md) over the dense 16-bit peak; hfu adds recomputation\n";
   return text;
 }

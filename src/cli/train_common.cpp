@@ -84,6 +84,9 @@ Table training_table(const TransformerSpec& model, const std::vector<std::pair<L
   if (parts)
     for (const char* name : {"weights_GiB", "gradients_GiB", "optimizer_states_GiB", "activations_GiB"})
       columns.push_back(Column{name, 2});
+  if (parts)
+    for (const char* name : {"floor_s", "compute_floor_s", "gpu_links_floor_s", "network_floor_s"})
+      columns.push_back(Column{name, 3});
   Table table(columns);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& [L, r] = rows[i];
@@ -97,6 +100,8 @@ Table training_table(const TransformerSpec& model, const std::vector<std::pair<L
     if (parts)
       for (double b : {r.memory.weights_B, r.memory.gradients_B, r.memory.optimizer_B, r.memory.activations_B})
         row.push_back(b / GiB);
+    if (parts)
+      for (double s : {r.floors.iteration_s(), r.floors.compute_s, r.floors.gpu_links_s, r.floors.network_s}) row.push_back(s);
     if (uneven) {
       const std::string split = describe_layer_split(model, L);
       row.insert(row.begin() + split_at, split.empty() ? std::string("even") : split);

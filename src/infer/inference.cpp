@@ -96,6 +96,7 @@ InferenceResult serve_batch(const Catalog& catalog, const GpuModel& gpu, const S
     r.parts.comm_s += out * step_time.comm_s;
     r.parts.kernels += static_cast<int>(out) * step_time.kernels;
     r.parts.flops += out * step_time.flops;
+    r.parts.floor_s += out * step_time.floor_s;
     r.latency_s = r.parts.total_s();
     r.throughput = batch * out / r.latency_s;
     r.unit = "tokens/s";
@@ -110,6 +111,15 @@ InferenceResult serve_batch(const Catalog& catalog, const GpuModel& gpu, const S
                                                   {r.parts.launch_s, "launch"},
                                                   {r.parts.comm_s, "communication"}};
   r.bound = std::max_element(std::begin(parts), std::end(parts))->second;
+#ifdef TOPSIM_INVARIANTS
+  // Latency at or above the kernels' floor: FLOPs at the datasheet peak and bytes at the
+  // datasheet HBM bandwidth, one kernel after another.
+  if (!(r.latency_s >= r.parts.floor_s * (1 - 1e-9)))
+    throw std::logic_error("serve: invariant violated: latency " + std::to_string(r.latency_s) + " s of " + gpu.name +
+                           " below its kernels' floor " + std::to_string(r.parts.floor_s) + " s");
+  if (!(r.memory_B >= r.weights_B + r.kv_cache_B))
+    throw std::logic_error("serve: invariant violated: memory below weights and KV cache on " + gpu.name);
+#endif
   return r;
 }
 
@@ -137,6 +147,7 @@ PassTime time_pass(const GpuModel& gpu, const ComputeModel& compute, const Infer
     const KernelCost cost = kernel_cost(gpu, compute, k.kernel);
     t.kernels += static_cast<int>(k.count);
     t.flops += k.count * cost.flops;
+    t.floor_s += k.count * cost.floor_s;
     // The GPU waits for a kernel the host has not issued yet: that wait counts as launch.
     if (framework.dispatch_s > cost.time_s) {
       t.launch_s += k.count * framework.dispatch_s;

@@ -39,6 +39,9 @@ struct PassTime {
   double math_s = 0, memory_s = 0, launch_s = 0, comm_s = 0;
   int kernels = 0;
   double flops = 0;
+  /// The kernels at their datasheet floor (KernelCost::floor_s): what no serving of this pass
+  /// beats, since the kernels run one after another on one stream. total_s() >= floor_s.
+  double floor_s = 0;
   double total_s() const { return math_s + memory_s + launch_s + comm_s; }
 };
 

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "compute/kernel.hpp"
+#include "llm/iteration.hpp"
 #include "util/text.hpp"
 
 namespace topsim {

@@ -12,9 +12,14 @@
 // job and divided by the summed line rate (the busiest GPU or server is at least the mean).
 #include <string>
 
-#include "llm/iteration.hpp"
+#include "model/catalog.hpp"
+#include "model/llm_spec.hpp"
 
 namespace topsim {
+
+class Topology;
+struct LlmOptions;
+struct LlmResult;
 
 struct LlmBounds {
   double compute_s = 0;    ///< the mean pipeline rank's kernels at their floor (KernelCost::floor_s), optimizer step included

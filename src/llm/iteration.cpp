@@ -5,7 +5,6 @@
 
 #include "compute/kernel.hpp"
 #include "engine/simulator.hpp"
-#include "llm/bounds.hpp"
 #include "llm/pipeline.hpp"
 #include "llm/plan.hpp"
 #include "util/error.hpp"
@@ -484,8 +483,9 @@ LlmResult LlmIteration::run(const std::vector<Runner*>& runners) {
   out.iteration_s = iteration_s;
 
   I.add_figures(out);
+  out.floors = llm_bounds(I.topology, I.catalog, I.model, L, I.options);
 #ifdef TOPSIM_INVARIANTS
-  check_llm_invariants(out, llm_bounds(I.topology, I.catalog, I.model, L, I.options));
+  check_llm_invariants(out, out.floors);
 #endif
   return out;
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "llm/bounds.hpp"
 #include "llm/layout.hpp"
 #include "llm/transformer_math.hpp"
 #include "model/catalog.hpp"
@@ -49,6 +50,7 @@ struct LlmResult {
   /// Each simulated communication: name -> seconds (one instance, under its window's traffic).
   std::map<std::string, double> comm_s;
   std::string algorithms;      ///< NCCL's choices in the windows
+  LlmBounds floors;            ///< what the layout cannot beat (src/llm/bounds.hpp); iteration_s >= floors.iteration_s()
 };
 
 class LlmIteration {

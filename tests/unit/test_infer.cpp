@@ -117,6 +117,13 @@ TEST_CASE("a decode step of a small model on a bandwidth-bound GPU takes its byt
   CHECK(t.math_s == Approx(0).margin(1e-12));
   CHECK(t.memory_s == Approx(116.859392e-6).epsilon(1e-9));
   CHECK(t.total_s() == Approx(116.859392e-6).epsilon(1e-9));
+  // Streaming at the datasheet bandwidth, the pass sits on its floor (the same bytes at 1e12 B/s);
+  // at half the bandwidth it takes twice as long and the floor stays where the datasheet puts it.
+  CHECK(t.floor_s == Approx(116.859392e-6).epsilon(1e-9));
+  c.memory_efficiency = 0.5;
+  PassTime slow = time_pass(gpu, c, engine(), step, {});
+  CHECK(slow.total_s() == Approx(2 * 116.859392e-6).epsilon(1e-9));
+  CHECK(slow.floor_s == Approx(116.859392e-6).epsilon(1e-9));
   // The KV cache of 100 tokens: 2 x 2 layers x 8 x 128 x 100 x 2 B = 819,200 B.
   CHECK(kv_cache_B(m, shape, 100) == Approx(819200));
 }

@@ -5,6 +5,7 @@
 
 #include "helpers.hpp"
 #include "llm/bounds.hpp"
+#include "llm/iteration.hpp"
 
 using namespace topsim;
 using namespace topsim::test;
