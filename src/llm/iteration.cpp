@@ -31,6 +31,7 @@ struct CommTimes {
   double tp_ar = 0, tp_ag = 0, tp_rs = 0;  // tensor parallel: all-reduce, all-gather, reduce-scatter
   double pp = 0, cp_step = 0, ep_a2a = 0;  // pipeline send, one ring-attention step, one all-to-all
   double dp_ar = 0, dp_rs = 0, dp_ag = 0;  // data parallel (and expert data parallel)
+  int dp_channels = 0;                     // the most channels a data-parallel collective runs on
 };
 
 // GPUs the steady window's sends may join (the engine's limit on pair routes is 4096).
@@ -57,11 +58,19 @@ CommTimes comm_times(const ReplayResult& steady, const ReplayResult& gradient) {
   c.dp_ar = std::max(slowest(gradient, "dp.", ".ar"), slowest(gradient, "edp.", ".ar"));
   c.dp_rs = std::max(slowest(gradient, "dp.", ".rs"), slowest(gradient, "edp.", ".rs"));
   c.dp_ag = std::max(slowest(gradient, "dp.", ".ag"), slowest(gradient, "edp.", ".ag"));
+  for (const auto& [name, channels] : gradient.op_channels)
+    if (name.compare(0, 3, "dp.") == 0 || name.compare(0, 4, "edp.") == 0) c.dp_channels = std::max(c.dp_channels, channels);
   return c;
 }
 
 // Communication that overlap hides behind `behind_s` of compute shows only what sticks out.
 double exposed(double comm_s, double behind_s) { return std::max(0.0, comm_s - behind_s); }
+
+// The same when the communication is an NCCL kernel holding `sm_share` of the SMs while it runs:
+// compute progresses at 1 - sm_share beside it, so the pair takes max(comm, compute + share x comm).
+double exposed_sharing(double comm_s, double behind_s, double sm_share) {
+  return behind_s > 0 ? std::max(comm_s - behind_s, sm_share * comm_s) : comm_s;
+}
 
 
 }  // namespace
@@ -82,6 +91,12 @@ struct LlmIteration::Impl {
 
   Impl(const Topology& t, const Catalog& c, const TransformerSpec& m, const LlmLayout& l, LlmOptions o)
       : topology(t), catalog(c), model(m), L(l), options(std::move(o)), placement(l, options.order), types(llm_types(l.precision)) {}
+
+  // Fraction of a GPU's SMs an NCCL kernel of `channels` channels holds (one block each).
+  double sm_share(int channels) const {
+    const int sms = topology.gpu_model(0).sms;
+    return sms > 0 ? std::min(1.0, double(channels) / sms) : 0;
+  }
 
   double kernel_s(const NamedKernel& k) const {
     const GpuModel& gpu = topology.gpu_model(0);
@@ -120,6 +135,7 @@ struct LlmIteration::Impl {
     const bool zero3 = L.shards_parameters();
     const double tp_ar = c.tp_ar, tp_ag = c.tp_ag, tp_rs = c.tp_rs, cp_step = c.cp_step, ep_a2a = c.ep_a2a;
     const double dp_rs = c.dp_rs, dp_ag = c.dp_ag;
+    const double dp_sm_share = sm_share(c.dp_channels);
     const double tp_layer = L.tp == 1 ? 0 : L.sp ? 2 * (tp_ag + tp_rs) : 2 * tp_ar;
     auto layer_cost = [&](int layer, PassCost& f, PassCost& b) {
       TimedLayer t = time(layer_kernels(model, L, layer));
@@ -144,8 +160,8 @@ struct LlmIteration::Impl {
       }
       if (zero3) {  // gather a layer's weights ahead of its forward and backward, reduce its gradients
         const double gather = gathers_per_layer * dp_ag, reduce = reduces_per_layer * dp_rs;
-        f.zero3 += exposed(gather, t.fwd_s);
-        b.zero3 += exposed(gather + reduce, t.bwd_s);
+        f.zero3 += exposed_sharing(gather, t.fwd_s, dp_sm_share);
+        b.zero3 += exposed_sharing(gather + reduce, t.bwd_s, dp_sm_share);
       }
     };
     const int stages = L.pp * L.vp;
@@ -413,6 +429,7 @@ LlmResult LlmIteration::run(const std::vector<Runner*>& runners) {
                 {"pp_send", comm.pp},         {"cp_send", comm.cp_step},     {"ep_alltoall", comm.ep_a2a},
                 {"dp_allreduce", comm.dp_ar}, {"dp_reducescatter", comm.dp_rs}, {"dp_allgather", comm.dp_ag}};
   const double pp_s = comm.pp, dp_ar = comm.dp_ar, dp_rs = comm.dp_rs, dp_ag = comm.dp_ag;
+  const double dp_share = I.sm_share(comm.dp_channels);
   const bool zero3 = L.shards_parameters();
   const int stages = L.pp * L.vp;
   std::vector<PassCost> fwd(static_cast<std::size_t>(stages)), bwd(fwd);
@@ -434,7 +451,7 @@ LlmResult LlmIteration::run(const std::vector<Runner*>& runners) {
     double rank_bwd = 0;
     for (int c = 0; c < L.vp; ++c) rank_bwd += pin.backward_s[static_cast<std::size_t>(c * L.pp)];
     for (int v = 0; v < stages; ++v) {
-      double extra = exposed(dp_rs, rank_bwd) / L.vp;
+      double extra = exposed_sharing(dp_rs, rank_bwd, dp_share) / L.vp;
       pin.backward_s[static_cast<std::size_t>(v)] += extra;
       bwd[static_cast<std::size_t>(v)].zero3 += extra;
     }
@@ -456,14 +473,14 @@ LlmResult LlmIteration::run(const std::vector<Runner*>& runners) {
   double iteration_s = 0, reduce_exposed = 0;
   for (int r = 0; r < L.pp; ++r) {
     double window = L.overlap_grad_reduce ? with_p2p.last_backward_s[static_cast<std::size_t>(r)] : 0;
-    double e = exposed(reduce, window);
+    double e = exposed_sharing(reduce, window, dp_share);
     if (with_p2p.end_s[static_cast<std::size_t>(r)] + e > iteration_s) {
       iteration_s = with_p2p.end_s[static_cast<std::size_t>(r)] + e;
       reduce_exposed = e;
       critical = r;
     }
   }
-  const double gather_exposed = L.overlap_param_gather ? exposed(gather, pin.forward_s[0]) : gather;
+  const double gather_exposed = L.overlap_param_gather ? exposed_sharing(gather, pin.forward_s[0], dp_share) : gather;
   iteration_s += optimizer_s + gather_exposed;
 
   // Breakdown on the critical rank.

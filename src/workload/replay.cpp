@@ -265,6 +265,7 @@ ReplayResult Replay::run(Runner& runner) {
   // NCCL's tuner picks from sizes alone, blind to other traffic: choose each collective alone.
   if (op_keys_.size() != ops.size()) throw std::logic_error("Replay::run before needs()");
   std::map<std::string, CollRequest> chosen;
+  std::map<std::string, int> channels_of;
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const std::string& key = op_keys_[i];
     if (key.empty() || chosen.count(key) != 0) continue;
@@ -275,6 +276,7 @@ ReplayResult Replay::run(Runner& runner) {
     r.algo = result.algo;
     r.proto = result.proto;
     chosen[key] = r;
+    channels_of[key] = result.channels;
   }
 
   // A compute instance whose only dependency is a compute instance on its rank that nothing else
@@ -329,6 +331,7 @@ ReplayResult Replay::run(Runner& runner) {
       result.collective_B += op.size_B;
       const CollRequest& r = chosen.at(op_keys_[instances_[i].op]);
       ++algo_count[op.op + " " + to_string(*r.algo) + "/" + to_string(*r.proto)];
+      result.op_channels[op.name] = channels_of.at(op_keys_[instances_[i].op]);
     }
   }
   for (const auto& [rank, s] : busy) result.compute_s = std::max(result.compute_s, s);
