@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "cli/train_common.hpp"
+#include "llm/bounds.hpp"
 #include "llm/plan.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
@@ -96,9 +97,36 @@ void add_plan_command(CLI::App& app, Context& context) {
     }
     LlmOptions options;
     options.nccl = args->nccl;
+    // Simulate in order of the floors (src/llm/bounds.hpp), lowest first, and stop once a floor is
+    // above the (top + 1)-th fastest iteration found: no layout left can enter what is printed (the
+    // top and the runner-up), since its iteration is at least its floor. The rows are those a full
+    // search prints, ties in the candidates' order.
+    struct Pending {
+      const PlanCandidate* candidate;
+      std::size_t order;
+      double floor_s;
+    };
+    std::vector<Pending> pending;
+    for (std::size_t i = 0; i < fitting.size(); ++i)
+      pending.push_back({fitting[i], i, llm_bounds(topology, ws.catalog(), model, fitting[i]->layout, options).iteration_s()});
+    std::stable_sort(pending.begin(), pending.end(), [](const Pending& a, const Pending& b) { return a.floor_s < b.floor_s; });
+    const std::size_t needed = static_cast<std::size_t>(*top) + 1;
+    std::vector<std::pair<std::size_t, std::pair<LlmLayout, LlmResult>>> done;
+    std::vector<double> fastest;  // the `needed` lowest iteration times so far, ascending
+    for (const Pending& p : pending) {
+      if (fastest.size() >= needed && p.floor_s > fastest.back()) break;
+      LlmResult r = simulate_iteration(topology, ws.catalog(), model, p.candidate->layout, options);
+      fastest.insert(std::upper_bound(fastest.begin(), fastest.end(), r.iteration_s), r.iteration_s);
+      if (fastest.size() > needed) fastest.pop_back();
+      done.push_back({p.order, {p.candidate->layout, std::move(r)}});
+    }
+    std::sort(done.begin(), done.end(), [](const auto& a, const auto& b) {
+      return a.second.second.iteration_s != b.second.second.iteration_s ? a.second.second.iteration_s < b.second.second.iteration_s
+                                                                        : a.first < b.first;
+    });
+    const std::size_t simulated = done.size();
     std::vector<std::pair<LlmLayout, LlmResult>> rows;
-    for (const PlanCandidate* c : fitting) rows.emplace_back(c->layout, simulate_iteration(topology, ws.catalog(), model, c->layout, options));
-    std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.iteration_s < b.second.iteration_s; });
+    for (auto& entry : done) rows.push_back(std::move(entry.second));
     std::string why = rows.size() > 1 ? why_best(model, rows[0], rows[1]) : "";
     if (rows.size() > static_cast<std::size_t>(*top)) rows.resize(static_cast<std::size_t>(*top));
     Table table = training_table(model, rows, format);
@@ -107,11 +135,21 @@ void add_plan_command(CLI::App& app, Context& context) {
       return;
     }
     const LlmLayout& L = rows.front().first;
+    std::string counts = std::to_string(candidates.size()) + " layouts Megatron accepts, ";
+    if (!note.empty()) {
+      counts += "none fits in " + fixed(gpu.memory_B / GiB, 1) + " GiB";
+    } else {
+      counts += std::to_string(fitting.size()) + " fit in " + fixed(gpu.memory_B / GiB, 1) +
+                " GiB (each with the least recomputation that fits), ";
+      counts += simulated == fitting.size() ? std::string("all simulated")
+                                            : std::to_string(simulated) + " simulated (the other " +
+                                                  std::to_string(fitting.size() - simulated) +
+                                                  " have floors above the " + std::to_string(needed) +
+                                                  " fastest: docs/llm.md, \"Floors\")";
+    }
     context.out = "# topsim plan: " + model.name + " on " + std::to_string(gpus) + " GPUs of " + topology.name() + ", " +
                   std::to_string(L.global_batch) + " sequences of " + std::to_string(L.seq_len) + " tokens, " + L.precision +
-                  "\n# " + std::to_string(candidates.size()) + " layouts Megatron accepts, " +
-                  std::to_string(fitting.size()) + " simulated (those that fit in " + fixed(gpu.memory_B / GiB, 1) +
-                  " GiB, each with the least recomputation that fits)\n" + note + why + table.to_text();
+                  "\n# " + counts + "\n" + note + why + table.to_text();
   });
 }
 
