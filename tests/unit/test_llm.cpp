@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "llm/layout.hpp"
+#include "llm_helpers.hpp"
 #include "llm/pipeline.hpp"
 #include "llm/transformer_math.hpp"
 #include "util/error.hpp"
@@ -16,20 +17,7 @@ using namespace topsim;
 
 namespace {
 
-// A dense decoder: head_dim = hidden / heads, GELU, untied, trained at 16 tokens.
-TransformerSpec make_model(int layers, int hidden, int heads, int kv_heads, int ffn, int vocab) {
-  TransformerSpec m;
-  m.name = "tiny";
-  m.layers = layers;
-  m.hidden = hidden;
-  m.heads = heads;
-  m.kv_heads = kv_heads;
-  m.head_dim = hidden / heads;
-  m.ffn_hidden = ffn;
-  m.vocab = vocab;
-  m.seq_len = 16;
-  return m;
-}
+using test::make_model;
 
 const NamedKernel& find(const std::vector<NamedKernel>& kernels, const std::string& name) {
   for (const NamedKernel& k : kernels)

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "helpers.hpp"
+#include "llm_helpers.hpp"
 #include "llm/iteration.hpp"
 #include "llm/layout.hpp"
 #include "llm/pipeline.hpp"
@@ -20,19 +21,7 @@ namespace {
 
 // h 64, 8 heads (MHA), f 256 GELU, V 128, untied, trained at 16 tokens: per layer at tp 2,
 // attention 4 h^2 / 2 = 8192 + MLP 2 h f / 2 = 16384 + norms 2 h = 128 -> 24704 parameters.
-TransformerSpec small_model(int layers) {
-  TransformerSpec m;
-  m.name = "tiny";
-  m.layers = layers;
-  m.hidden = 64;
-  m.heads = 8;
-  m.kv_heads = 8;
-  m.head_dim = 8;
-  m.ffn_hidden = 256;
-  m.vocab = 128;
-  m.seq_len = 16;
-  return m;
-}
+TransformerSpec small_model(int layers) { return test::make_model(layers, 64, 8, 8, 256, 128); }
 
 LlmLayout pipeline(int pp, int vp = 1) {
   LlmLayout L;
