@@ -10,9 +10,11 @@ topsim=$1 row=$2 value=$3 constant=$4 models=${5:-models} rows=${6:-scenarios/va
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cp -r "$models" "$tmp/models"
-mkdir "$tmp/validation"
-cp "$rows"/*.json "$tmp/validation/"
-python3 - "$tmp/validation" "$row" "$value" <<'PY'
+# The repository's layout (models/ beside scenarios/validation/): rows name files relative to
+# their own directory (an MLPerf BERT row's seq_dist is ../../models/datasets/...).
+mkdir -p "$tmp/scenarios/validation"
+cp "$rows"/*.json "$tmp/scenarios/validation/"
+python3 - "$tmp/scenarios/validation" "$row" "$value" <<'PY'
 import glob, json, sys
 folder, row_id, value = sys.argv[1], sys.argv[2], float(sys.argv[3])
 for path in glob.glob(folder + "/*.json"):
@@ -26,7 +28,7 @@ for path in glob.glob(folder + "/*.json"):
             sys.exit(0)
 sys.exit("no row " + row_id)
 PY
-"$topsim" --models "$tmp/models" calibrate "$tmp"/validation/*.json >"$tmp/out" || { cat "$tmp/out"; exit 1; }
+"$topsim" --models "$tmp/models" calibrate "$tmp"/scenarios/validation/*.json >"$tmp/out" || { cat "$tmp/out"; exit 1; }
 # Constants whose value moved, from the table calibrate prints (columns: constant method old new).
 moved=$(awk '$2 ~ /^(exact|least_squares|prior|carried)$/ && $3 != $4 { print $1 }' "$tmp/out")
 if [[ "$moved" != "$constant" ]]; then
