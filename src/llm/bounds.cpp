@@ -233,16 +233,15 @@ LlmBounds llm_bounds(const Topology& topology, const Catalog& catalog, const Tra
   const LlmTypes types = llm_types(L.precision);
 
   // Memory and the optimizer's stream over the mean rank's parameters.
-  double held = 0, weights = 0, gradients = 0, states = 0;
+  double held = 0, weights = 0, gradients = 0;  // held: what the optimizer state covers
   for (int s = 0; s < L.pp; ++s) {
     const RankParams p = rank_params(model, L, s);
     held += p.held(L, L.zero >= 1 || L.fsdp) / L.pp;
     weights += p.held(L, L.shards_parameters()) / L.pp;
     gradients += p.held(L, L.zero >= 2 || L.fsdp) / L.pp;
-    states += p.held(L, L.zero >= 1 || L.fsdp) / L.pp;
   }
   b.memory_B = weights * dtype_size_B(types.other_dtype) + gradients * types.gradient_B +
-               states * (dtype_size_B("fp32") + optimizer.state_bytes_per_param);
+               held * (dtype_size_B("fp32") + optimizer.state_bytes_per_param);
   if (L.shards_parameters()) b.memory_B += largest_gathered_layer_B(model, L);
 
   const double optimizer_floor_s = held * optimizer.bytes_per_param / gpu.memory_Bps;

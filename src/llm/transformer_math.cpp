@@ -270,17 +270,29 @@ double RankParams::held(const LlmLayout& L, bool sharded) const {
   return dense / dense_shards + experts / (dense_shards / L.ep);
 }
 
+namespace {
+// One layer's parameters on one rank: its tp share of attention and dense FFN, both norms whole;
+// of an MoE layer, its ep share of the routed experts, shared experts and router whole.
+RankParams layer_rank_params(const TransformerSpec& m, const LlmLayout& L, int layer) {
+  RankParams p;
+  p.dense = attention_params(m) / L.tp + 2.0 * m.hidden;
+  if (m.is_moe_layer(layer)) {
+    const MoeSpec& e = *m.moe;
+    p.experts = double(e.experts) / L.ep * ffn_params(m, e.expert_ffn_hidden);
+    p.dense += e.shared_experts * ffn_params(m, e.expert_ffn_hidden) + double(m.hidden) * e.experts;
+  } else {
+    p.dense += ffn_params(m, m.ffn_hidden) / L.tp;
+  }
+  return p;
+}
+}  // namespace
+
 RankParams rank_params(const TransformerSpec& m, const LlmLayout& L, int stage) {
   RankParams p;
   for (int layer : stage_layers(m, L, stage)) {
-    p.dense += attention_params(m) / L.tp + 2.0 * m.hidden;
-    if (m.is_moe_layer(layer)) {
-      const MoeSpec& e = *m.moe;
-      p.experts += double(e.experts) / L.ep * ffn_params(m, e.expert_ffn_hidden);
-      p.dense += e.shared_experts * ffn_params(m, e.expert_ffn_hidden) + double(m.hidden) * e.experts;
-    } else {
-      p.dense += ffn_params(m, m.ffn_hidden) / L.tp;
-    }
+    const RankParams l = layer_rank_params(m, L, layer);
+    p.dense += l.dense;
+    p.experts += l.experts;
   }
   const double table = double(m.vocab) * m.hidden / L.tp;
   if (stage == 0) p.dense += table;
@@ -295,17 +307,7 @@ RankParams rank_params(const TransformerSpec& m, const LlmLayout& L, int stage) 
 double largest_gathered_layer_B(const TransformerSpec& m, const LlmLayout& L) {
   const LlmTypes types = llm_types(L.precision);
   double largest = 0;  // parameters of one layer on one rank
-  for (int layer = 0; layer < m.layers; ++layer) {
-    double p = attention_params(m) / L.tp + 2.0 * m.hidden;
-    if (m.is_moe_layer(layer)) {
-      const MoeSpec& e = *m.moe;
-      p += double(e.experts) / L.ep * ffn_params(m, e.expert_ffn_hidden) +
-           e.shared_experts * ffn_params(m, e.expert_ffn_hidden) + double(m.hidden) * e.experts;
-    } else {
-      p += ffn_params(m, m.ffn_hidden) / L.tp;
-    }
-    largest = std::max(largest, p);
-  }
+  for (int layer = 0; layer < m.layers; ++layer) largest = std::max(largest, layer_rank_params(m, L, layer).total());
   return largest * (dtype_size_B(types.other_dtype) + types.gradient_B);
 }
 
