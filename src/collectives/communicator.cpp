@@ -48,7 +48,7 @@ std::vector<Algo> algorithms_for(CollOp op) {
 }  // namespace
 
 Communicator::Communicator(const Topology& topology, std::vector<int> gpus, const NcclVersion& version,
-                           RouteOptions routes)
+                           RouteOptions routes, NcclRingGraphCache* ring_graphs)
     : fabric_(topology, checked(topology, std::move(gpus)), nccl_routes(routes)), version_(version) {
   // Servers joined only by a network run NCCL's hierarchical algorithms over NIC rails; GPUs
   // of one server, or of servers in one NVLink domain, run the single-domain ones.
@@ -58,11 +58,11 @@ Communicator::Communicator(const Topology& topology, std::vector<int> gpus, cons
     network_ = fabric_.arc(0, a).kind == RouteKind::network;
   }
   if (network_) find_rails();
-  else rings_ = search_rings_as_nccl();
+  else rings_ = search_rings_as_nccl(ring_graphs);
   find_tuner_topology();
 }
 
-RingSet Communicator::search_rings_as_nccl() {
+RingSet Communicator::search_rings_as_nccl(NcclRingGraphCache* ring_graphs) {
   // NCCL's graph search sees one server (ncclTopoGetSystem); GPUs of several servers in one
   // NVLink domain, and communicators past what its search is written for, keep topsim's.
   const int ranks_limit = 32;
@@ -73,7 +73,8 @@ RingSet Communicator::search_rings_as_nccl() {
     set.max_channels = version_.max_channels;
     return set;
   }
-  NcclRingGraph graph = nccl_ring_graph(fabric_.topology(), fabric_.gpus(), version_, fabric_.options().peer_access);
+  NcclRingGraph graph =
+      nccl_ring_graph(fabric_.topology(), fabric_.gpus(), version_, fabric_.options().peer_access, ring_graphs);
   RingSet set;
   set.nccl_search = true;
   set.nccl_bw_intra_Bps = graph.bw_intra_Bps;

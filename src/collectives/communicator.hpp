@@ -81,7 +81,10 @@ class Communicator {
   /// over the routes `routes` allows (peer access, GPUDirect; its mode is always SM).
   /// Keeps a reference to the topology, which must outlive the communicator.
   /// `version`: the NCCL release line whose tuner chooses.
-  Communicator(const Topology& topology, std::vector<int> gpus, const NcclVersion& version, RouteOptions routes = {});
+  /// `ring_graphs`: NCCL searches already run, shared by the communicators of one catalog (the
+  /// thousands of an LLM layout search each distinct server once); null searches afresh.
+  Communicator(const Topology& topology, std::vector<int> gpus, const NcclVersion& version, RouteOptions routes = {},
+               NcclRingGraphCache* ring_graphs = nullptr);
 
   /// The route options the platform must be built with to run this communicator.
   const RouteOptions& routes() const { return fabric_.options(); }
@@ -161,7 +164,7 @@ class Communicator {
   static CollRequest planned(const CollRequest& request, const Candidate& candidate);
   void find_tuner_topology();
   /// The rings NCCL's graph search finds on these GPUs (one server), else topsim's own search.
-  RingSet search_rings_as_nccl();
+  RingSet search_rings_as_nccl(NcclRingGraphCache* ring_graphs);
   /// The flows and fixed latency of one algorithm: dispatches to the planner of `algo`, one per
   /// file (plan_ring.cpp, plan_tree.cpp, plan_nvls.cpp, plan_collnet.cpp, plan_direct.cpp);
   /// each covers one server and servers joined by a network.

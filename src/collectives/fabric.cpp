@@ -11,45 +11,61 @@ namespace topsim {
 Fabric::Fabric(const Topology& topology, std::vector<int> gpus, RouteOptions options)
     : topology_(topology), gpus_(std::move(gpus)), options_(options),
       routes_(std::make_shared<RouteTable>(topology, options)) {
+  // Linear in the ranks and the cluster's NICs: a communicator of a 16,384-server cluster, and
+  // each of the thousands of an LLM layout's, must not search its servers list per rank.
+  std::vector<char> in_comm(static_cast<std::size_t>(topology_.node_count()), 0);
   for (int g : gpus_) {
     int node = topology_.node_of(g);
-    if (std::find(nodes_.begin(), nodes_.end(), node) == nodes_.end()) nodes_.push_back(node);
+    char& seen = in_comm.at(static_cast<std::size_t>(node));
+    if (!seen) nodes_.push_back(node);
+    seen = 1;
   }
+  // A rail is kept only where every server of the cluster (not only the communicator's) still
+  // has that NIC: counted over the cluster's distinct NIC layouts, stored for the communicator's.
   std::vector<std::string> names;
-  std::map<int, std::vector<std::string>> locals;  // by server, beside nics_
-  for (Vertex v : topology_.nics()) {
-    const Device& d = topology_.device(v);
-    std::string local = d.id.substr(d.id.find('.') == std::string::npos ? 0 : d.id.find('.') + 1);
-    if (nic_allowed(options_.ib_hca, local)) {
-      nics_[d.node].push_back(d.nic_index);
-      locals[d.node].push_back(local);
-    }
-    if (d.node == topology_.device(topology_.nics().front()).node) names.push_back(local);
+  std::map<std::string, std::size_t, std::less<>> everywhere;  // NIC id within its server -> servers with it
+  std::size_t servers_with_nics = 0;
+  bool any_allowed = false;
+  for (const auto& [ids, servers] : topology_.server_nic_ids()) {
+    bool allowed_here = false;
+    for (const std::string& id : ids)
+      if (nic_allowed(options_.ib_hca, id)) everywhere[id] += static_cast<std::size_t>(servers), allowed_here = true;
+    if (allowed_here) servers_with_nics += static_cast<std::size_t>(servers);
+    any_allowed |= allowed_here;
   }
-  keep_common_rails(locals);
-  if (!options_.ib_hca.empty() && nics_.empty())
+  if (!topology_.nics().empty())
+    for (Vertex v : topology_.server_nics(topology_.device(topology_.nics().front()).node))
+      names.emplace_back(topology_.nic_local_id(v));
+  std::map<int, std::vector<std::string>> locals;  // the communicator's servers, beside nics_
+  for (int node : nodes_)
+    for (Vertex v : topology_.server_nics(node)) {
+      std::string_view local = topology_.nic_local_id(v);
+      if (!nic_allowed(options_.ib_hca, local)) continue;
+      nics_[node].push_back(topology_.device(v).nic_index);
+      locals[node].emplace_back(local);
+    }
+  keep_common_rails(locals, everywhere, servers_with_nics);
+  if (!options_.ib_hca.empty() && !any_allowed)
     throw UsageError("NCCL_IB_HCA=" + options_.ib_hca + " matches none of the NICs (" + join(names, ", ") + ")");
 }
 
-void Fabric::keep_common_rails(const std::map<int, std::vector<std::string>>& locals) {
+void Fabric::keep_common_rails(const std::map<int, std::vector<std::string>>& locals,
+                               const std::map<std::string, std::size_t, std::less<>>& everywhere, std::size_t servers) {
   // Rail i is NIC i of every server. When a NIC failed (a what-if) the servers no longer have the
   // same NICs: a rail is then kept only where every server still has that NIC, so a failed NIC
   // drops its rail everywhere and the others stay on their own leaves.
-  std::map<std::string, std::size_t> everywhere;
-  for (const auto& [node, ids] : locals)
-    for (const std::string& id : ids) ++everywhere[id];
-  bool same = std::all_of(everywhere.begin(), everywhere.end(), [&](const auto& e) { return e.second == locals.size(); });
+  bool same = std::all_of(everywhere.begin(), everywhere.end(), [&](const auto& e) { return e.second == servers; });
   if (same) return;
   for (auto& [node, ordinals] : nics_) {
     std::vector<int> kept;
     const std::vector<std::string>& ids = locals.at(node);
     for (std::size_t i = 0; i < ids.size(); ++i)
-      if (everywhere.at(ids[i]) == locals.size()) kept.push_back(ordinals[i]);
+      if (everywhere.find(ids[i])->second == servers) kept.push_back(ordinals[i]);
     ordinals = std::move(kept);
   }
 }
 
-bool nic_allowed(const std::string& ib_hca, const std::string& nic) {
+bool nic_allowed(const std::string& ib_hca, std::string_view nic) {
   if (ib_hca.empty()) return true;
   std::string list = ib_hca;
   bool exclude = list[0] == '^';
@@ -113,10 +129,14 @@ const Fabric::Arc& Fabric::arc(int from_rank, int to_rank, int rail) const {
 double Fabric::nvlink_unit_Bps() const {
   const Device& d = topology_.device(topology_.gpu(gpus_.front()));
   if (d.gpu().nvlink_model.empty() || !d.nccl || !d.nccl->nvlink_efficiency) return 0;
-  for (const Link& link : topology_.links())
-    if (link.kind == LinkKind::nvlink && (link.a == topology_.gpu(gpus_.front()) || link.b == topology_.gpu(gpus_.front())))
-      return link.bandwidth_Bps * *d.nccl->nvlink_efficiency;
-  return 0;
+  // The GPU's first NVLink in the file's order, found among its own edges (not the cluster's).
+  const Vertex gpu = topology_.gpu(gpus_.front());
+  const Link* first = nullptr;
+  for (Edge e : boost::make_iterator_range(boost::out_edges(gpu, topology_.graph()))) {
+    const Link& link = topology_.link(e);
+    if (link.kind == LinkKind::nvlink && (!first || link.index < first->index)) first = &link;
+  }
+  return first ? first->bandwidth_Bps * *d.nccl->nvlink_efficiency : 0;
 }
 
 }  // namespace topsim

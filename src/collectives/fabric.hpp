@@ -4,6 +4,7 @@
 #include <map>
 #include <unordered_map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -15,7 +16,7 @@ namespace topsim {
 
 /// Whether NCCL_IB_HCA (`ib_hca`, "" for all) lets NCCL use the NIC named `nic` (its id in its
 /// server, e.g. "mlx5_0").
-bool nic_allowed(const std::string& ib_hca, const std::string& nic);
+bool nic_allowed(const std::string& ib_hca, std::string_view nic);
 
 class Fabric {
  public:
@@ -62,7 +63,9 @@ class Fabric {
  private:
   /// Keeps in nics_ only the NICs (by id within their server, `locals`, beside nics_) that every
   /// server has; a no-op when all servers have the same NICs.
-  void keep_common_rails(const std::map<int, std::vector<std::string>>& locals);
+  /// `everywhere`: per NIC id, how many of the cluster's `servers` with NICs have it.
+  void keep_common_rails(const std::map<int, std::vector<std::string>>& locals,
+                         const std::map<std::string, std::size_t, std::less<>>& everywhere, std::size_t servers);
 
   const Topology& topology_;
   std::vector<int> gpus_;

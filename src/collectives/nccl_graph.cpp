@@ -84,15 +84,20 @@ std::string cpu_family(const CpuModel& cpu, const NcclGraphData& data) {
 
 class RingSearch {
  public:
-  RingSearch(const Topology& t, const std::vector<int>& gpus, const NcclVersion& v, bool peer_access)
-      : data_(v.graph), version_(v) {
+  RingSearch(const Topology& t, const std::vector<int>& gpus, const NcclVersion& v) : data_(v.graph), version_(v) {
     build(t, gpus, v);
-    compute_paths(peer_access);
   }
 
-  NcclRingGraph run();
+  /// Everything run() reads besides the release line: the graph build() made, in its order.
+  std::string signature(bool peer_access) const;
+  NcclRingGraph run(bool peer_access) {
+    compute_paths(peer_access);
+    return run();
+  }
 
  private:
+  NcclRingGraph run();
+
   struct Graph {
     int channels = 0;
     std::vector<std::vector<int>> intra;  ///< GPU indices per channel
@@ -189,7 +194,9 @@ void RingSearch::build(const Topology& t, const std::vector<int>& gpus, const Nc
   for (int g : gpus) ordered.push_back({g, node_for(t, t.gpu(g), server, rank_of, ids)});
   std::sort(ordered.begin(), ordered.end());
   for (const auto& [ordinal, node] : ordered) gpu_nodes_.push_back(node);
-  for (const auto& link : t.links()) {
+  // Links with an end in this server, in the file's order: nodes are numbered as met.
+  for (std::size_t index : t.server_links(server)) {
+    const Link& link = t.link(index);
     int a = node_for(t, link.a, server, rank_of, ids), b = node_for(t, link.b, server, rank_of, ids);
     if (a < 0 || b < 0 || a == b) continue;
     const NcclNode &na = nodes_[static_cast<std::size_t>(a)], &nb = nodes_[static_cast<std::size_t>(b)];
@@ -529,12 +536,44 @@ NcclRingGraph RingSearch::run() {
 
 }  // namespace
 
+std::string RingSearch::signature(bool peer_access) const {
+  // Bytes, not text: bandwidths compare exactly, as the search compares them.
+  std::string out;
+  auto put = [&](const auto& value) { out.append(reinterpret_cast<const char*>(&value), sizeof value); };
+  auto put_ints = [&](const std::vector<int>& values) {
+    put(values.size());
+    for (int v : values) put(v);
+  };
+  put(peer_access);
+  put(nodes_.size());
+  for (const NcclNode& n : nodes_) {
+    put(n.kind);
+    put(n.rank);
+    out += n.arch + '\0' + n.cpu_family + '\0';
+    put_ints(n.out);
+  }
+  put(links_.size());
+  for (const NcclLink& l : links_) {
+    put(l.from);
+    put(l.to);
+    put(l.type);
+    put(l.bw);
+  }
+  put_ints(gpu_nodes_);
+  put_ints(cpu_nodes_);
+  return out;
+}
+
 NcclRingGraph nccl_ring_graph(const Topology& topology, const std::vector<int>& gpus, const NcclVersion& version,
-                              bool peer_access) {
+                              bool peer_access, NcclRingGraphCache* cache) {
   if (!version.graph.searchable)
     throw UsageError("NCCL line " + version.name + " in models/nccl_versions.json has no graph_search data");
-  RingSearch search(topology, gpus, version, peer_access);
-  return search.run();
+  RingSearch search(topology, gpus, version);
+  if (!cache) return search.run(peer_access);
+  auto key = std::make_pair(version.name, search.signature(peer_access));
+  auto found = cache->graphs_.find(key);
+  if (found != cache->graphs_.end()) return found->second;
+  return cache->graphs_.emplace(std::move(key), search.run(peer_access)).first->second;
 }
 
 }  // namespace topsim

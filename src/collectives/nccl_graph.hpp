@@ -30,10 +30,22 @@ struct NcclRingGraph {
   int graph_channels() const { return static_cast<int>(rings.size()); }
 };
 
+/// Searches already run, by release line and by everything else a search reads (the server's
+/// graph as NCCL's system holds it, with the ranks on it, and peer access). Servers wired alike
+/// search once, however many communicators an LLM layout puts on them; exact, since the key
+/// is the search's whole input. Lines are told apart by name: one cache serves one catalog.
+class NcclRingGraphCache {
+ private:
+  friend NcclRingGraph nccl_ring_graph(const Topology&, const std::vector<int>&, const NcclVersion&, bool,
+                                       NcclRingGraphCache*);
+  std::map<std::pair<std::string, std::string>, NcclRingGraph> graphs_;
+};
+
 /// Searches the rings of the GPUs `gpus` (topology ordinals in rank order, all in one server)
 /// as NCCL `version` does. `peer_access` false is NCCL_P2P_DISABLE=1: every path goes through
-/// the CPU. UsageError when the line has no graph_search data.
+/// the CPU. UsageError when the line has no graph_search data. With `cache`, a search whose
+/// input it holds is not run again.
 NcclRingGraph nccl_ring_graph(const Topology& topology, const std::vector<int>& gpus, const NcclVersion& version,
-                              bool peer_access);
+                              bool peer_access, NcclRingGraphCache* cache = nullptr);
 
 }  // namespace topsim

@@ -13,13 +13,16 @@ namespace topsim {
 
 void Communicator::find_rails() {
   const Topology& t = fabric_.topology();
-  for (int node : fabric_.nodes()) {
-    node_ranks_.emplace_back();
-    for (int r = 0; r < ranks(); ++r)
-      if (fabric_.node_of_rank(r) == node) node_ranks_.back().push_back(r);
-    if (node_ranks_.back().size() != node_ranks_.front().size())
+  // One pass over the ranks (fabric_.nodes() is in order of first appearance): linear in them.
+  std::vector<int> slot(static_cast<std::size_t>(t.node_count()), -1);
+  for (std::size_t i = 0; i < fabric_.nodes().size(); ++i) slot[static_cast<std::size_t>(fabric_.nodes()[i])] = static_cast<int>(i);
+  node_ranks_.assign(fabric_.nodes().size(), {});
+  for (int r = 0; r < ranks(); ++r) node_ranks_[static_cast<std::size_t>(slot[static_cast<std::size_t>(fabric_.node_of_rank(r))])].push_back(r);
+  for (std::size_t i = 0; i < fabric_.nodes().size(); ++i) {
+    const int node = fabric_.nodes()[i];
+    if (node_ranks_[i].size() != node_ranks_.front().size())
       throw UsageError("every server of a communicator must contribute as many GPUs; server " + std::to_string(node) +
-                       " has " + std::to_string(node_ranks_.back().size()) + ", server " +
+                       " has " + std::to_string(node_ranks_[i].size()) + ", server " +
                        std::to_string(fabric_.nodes().front()) + " has " + std::to_string(node_ranks_.front().size()));
   }
   int rails = fabric_.rails();

@@ -22,8 +22,17 @@ const char* to_string(Hop::Kind kind) {
 std::size_t& ResourceTable::owner_of(std::size_t member_key) {
   if (member_key % kMemberStride != 0) return member_owner_.try_emplace(member_key, kNone).first->second;
   std::size_t link = member_key / kMemberStride;
-  if (link_owner_.size() <= link) link_owner_.resize(link + 1, kNone);
   return link_owner_[link];
+}
+
+std::size_t& PagedOwners::operator[](std::size_t ordinal) {
+  const std::size_t page = ordinal >> kPageBits;
+  if (pages_.size() <= page) pages_.resize(page + 1);
+  if (!pages_[page]) {
+    pages_[page] = std::make_unique<std::array<std::size_t, std::size_t{1} << kPageBits>>();
+    pages_[page]->fill(kNone);
+  }
+  return (*pages_[page])[ordinal & ((std::size_t{1} << kPageBits) - 1)];
 }
 
 std::size_t ResourceTable::declare(Resource resource) {
@@ -91,7 +100,6 @@ std::optional<ResourceUse> ResourceTable::use(const Hop& hop) {
   std::size_t* single = nullptr;
   if (devices.size() == 1) {
     std::size_t slot = devices.front() * kinds + static_cast<std::size_t>(hop.kind);
-    if (single_owner_.size() <= slot) single_owner_.resize(slot + 1, kNone);
     single = &single_owner_[slot];
     if (*single != kNone) return checked(*single, true);
   }

@@ -5,6 +5,8 @@
 // into SimGrid links and the exporter into a SimGrid platform file, so both see one mapping.
 // No simulation here.
 #include <cstddef>
+#include <array>
+#include <memory>
 #include <map>
 #include <optional>
 #include <string>
@@ -41,6 +43,20 @@ struct ResourceUse {
   bool up = true;
 };
 
+/// Resource ids by a dense ordinal (a link's index, a device's slot), kNone where unset, in pages
+/// allocated on first use: a communicator inside one server of a 16,384-server cluster holds
+/// that server's pages, not a vector over the whole cluster (thousands of such communicators
+/// made a 16,384-GPU LLM iteration fault in 2 GB of zeros).
+class PagedOwners {
+ public:
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  std::size_t& operator[](std::size_t ordinal);
+
+ private:
+  static constexpr std::size_t kPageBits = 10;
+  std::vector<std::unique_ptr<std::array<std::size_t, std::size_t{1} << kPageBits>>> pages_;
+};
+
 class ResourceTable {
  public:
   /// Capacities are those of `mode` (hop_capacity_Bps).
@@ -68,10 +84,10 @@ class ResourceTable {
   /// The resource owning a member key (link x kMemberStride + member + 1), or kNone; whole
   /// links (member -1) in a vector by link, members of a bundle (ecmp, adaptive) in a map.
   std::size_t& owner_of(std::size_t member_key);
-  std::vector<std::size_t> link_owner_;                      ///< by link index
+  PagedOwners link_owner_;                                   ///< by link index
   std::map<std::size_t, std::size_t> member_owner_;          ///< by member key of a bundle member
   std::vector<std::vector<std::size_t>> keys_;               ///< by resource: its member keys (links only)
-  std::vector<std::size_t> single_owner_;  ///< by device x kinds + kind: a one-device shared resource
+  PagedOwners single_owner_;  ///< by device x kinds + kind: a one-device shared resource
   std::map<std::pair<int, std::vector<Vertex>>, std::size_t> shared_;  ///< (kind, devices) -> resource, 2+ devices
 };
 

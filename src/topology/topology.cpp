@@ -309,6 +309,23 @@ Topology Topology::build(const TopologySpec& spec, const Catalog& catalog) {
         fail(t.graph_[v].where, t.graph_[v].id + " has no PCIe path to a CPU; host memory is reached through one");
 
   t.find_network_tiers();
+  t.server_links_.assign(static_cast<std::size_t>(std::max(t.nodes_, 1)), {});
+  for (const Link& link : t.links_) {
+    const int a = t.graph_[link.a].node, b = t.graph_[link.b].node;
+    if (a >= 0 && a < static_cast<int>(t.server_links_.size())) t.server_links_[static_cast<std::size_t>(a)].push_back(link.index);
+    if (b >= 0 && b != a && b < static_cast<int>(t.server_links_.size())) t.server_links_[static_cast<std::size_t>(b)].push_back(link.index);
+  }
+  t.server_nics_.assign(t.server_links_.size(), {});
+  for (Vertex v : t.nics_) {
+    const int node = t.graph_[v].node;
+    if (node >= 0 && node < static_cast<int>(t.server_nics_.size())) t.server_nics_[static_cast<std::size_t>(node)].push_back(v);
+  }
+  for (const std::vector<Vertex>& nics : t.server_nics_) {
+    if (nics.empty()) continue;
+    std::vector<std::string> local_ids;
+    for (Vertex v : nics) local_ids.emplace_back(t.nic_local_id(v));
+    ++t.server_nic_ids_[local_ids];
+  }
 
   // Host-staged copies between any two GPUs need a path through CPUs and socket links.
   std::vector<int> component(boost::num_vertices(t.graph_), -1);
@@ -329,6 +346,12 @@ Topology Topology::build(const TopologySpec& spec, const Catalog& catalog) {
       fail(t.graph_[v].where, t.graph_[v].id + " cannot reach " + t.graph_[t.gpus_.front()].id +
                                   "; a server topology must be one connected piece (join its CPUs with a socket link)");
   return t;
+}
+
+std::string_view Topology::nic_local_id(Vertex nic) const {
+  std::string_view id = graph_[nic].id;
+  if (auto dot = id.find('.'); dot != std::string_view::npos) id.remove_prefix(dot + 1);
+  return id;
 }
 
 void Topology::find_network_tiers() {

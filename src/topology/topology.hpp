@@ -7,9 +7,11 @@
 //
 // Pure data plus queries: no routing decisions, no simulation.
 #include <boost/graph/adjacency_list.hpp>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -104,6 +106,16 @@ class Topology {
   const Device& device(Vertex v) const { return graph_[v]; }
   const Link& link(Edge e) const { return links_[graph_[e].link]; }
   const Link& link(std::size_t index) const { return links_.at(index); }
+  /// Indices (ascending) of the links with at least one end in server `node`: a server's own
+  /// view of the cluster in time linear in that server, not in the cluster.
+  const std::vector<std::size_t>& server_links(int node) const { return server_links_.at(static_cast<std::size_t>(node)); }
+  /// NICs of server `node`, in ordinal order.
+  const std::vector<Vertex>& server_nics(int node) const { return server_nics_.at(static_cast<std::size_t>(node)); }
+  /// A NIC's id within its server: its id after the server's prefix ("mlx5_0" of "n3.mlx5_0").
+  std::string_view nic_local_id(Vertex nic) const;
+  /// Servers with NICs, counted by the local ids of their NICs (in ordinal order): one entry
+  /// when all servers are wired alike, a few more when a NIC failed somewhere.
+  const std::map<std::vector<std::string>, int>& server_nic_ids() const { return server_nic_ids_; }
   const GpuModel& gpu_model(int index) const { return graph_[gpu(index)].gpu(); }
   Vertex other_end(Edge e, Vertex v) const;
   std::optional<Vertex> find(const std::string& id) const;
@@ -130,6 +142,9 @@ class Topology {
   std::vector<Vertex> gpus_;
   std::vector<Vertex> nics_;
   std::vector<Link> links_;  ///< by Link::index
+  std::vector<std::vector<std::size_t>> server_links_;  ///< by server: see server_links()
+  std::vector<std::vector<Vertex>> server_nics_;        ///< by server
+  std::map<std::vector<std::string>, int> server_nic_ids_;
   int nodes_ = 1;
   std::optional<double> lowest_nccl_pcie_;
   std::optional<double> lowest_nccl_nvlink_;

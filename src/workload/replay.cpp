@@ -248,7 +248,8 @@ PlatformNeeds Replay::needs() {
   }
   for (auto& [name, list] : requests) {
     Group& g = groups_.at(name);
-    g.comm = std::make_unique<Communicator>(topology_, g.ranks, catalog_.nccl_version(options_.nccl), options_.routes);
+    g.comm = std::make_unique<Communicator>(topology_, g.ranks, catalog_.nccl_version(options_.nccl), options_.routes,
+                                            &ring_graphs_);
     PlatformNeeds n = g.comm->needs(list);
     g.composite_offset = merged.composites.size();
     merged.composites.insert(merged.composites.end(), n.composites.begin(), n.composites.end());

@@ -78,6 +78,7 @@ class Replay {
   const TraceSpec& trace_;
   ReplayOptions options_;
   std::map<std::string, Group> groups_;
+  NcclRingGraphCache ring_graphs_;  ///< the groups' NCCL searches: identical servers search once
   std::vector<Instance> instances_;  ///< in a topological order
   std::vector<double> compute_s_;    ///< per instance, compute ops only (scaled)
   /// Set by needs(): per trace op, the key of its collective request ("" for other ops), and the
