@@ -5,7 +5,9 @@
 #include "cli/train_common.hpp"
 #include "llm/bounds.hpp"
 #include "llm/plan.hpp"
+#include "llm/result_bytes.hpp"
 #include "util/error.hpp"
+#include "util/processes.hpp"
 #include "util/text.hpp"
 
 namespace topsim {
@@ -59,9 +61,11 @@ void add_plan_command(CLI::App& app, Context& context) {
   add_train_target_options(*plan, *args);
   plan->get_option("--gpus")->required();
   plan->add_option("--top", *top, "Layouts to print, fastest first")->check(CLI::Range(1, 1000));
+  auto jobs_wanted = std::make_shared<int>();
+  add_jobs_option(*plan, *jobs_wanted);
   plan->add_option("--attention", args->attention, "Attention core: flash (fused) or unfused");
   add_layer_split_options(*plan, *args);
-  plan->callback([args, top, &context]() {
+  plan->callback([args, top, jobs_wanted, &context]() {
     Format format = parse_format(args->format);
     const Workspace& ws = context.workspace();
     TransformerSpec model = find_transformer(ws, args->model);
@@ -113,12 +117,30 @@ void add_plan_command(CLI::App& app, Context& context) {
     const std::size_t needed = static_cast<std::size_t>(*top) + 1;
     std::vector<std::pair<std::size_t, std::pair<LlmLayout, LlmResult>>> done;
     std::vector<double> fastest;  // the `needed` lowest iteration times so far, ascending
-    for (const Pending& p : pending) {
-      if (fastest.size() >= needed && p.floor_s > fastest.back()) break;
-      LlmResult r = simulate_iteration(topology, ws.catalog(), model, p.candidate->layout, options);
-      fastest.insert(std::upper_bound(fastest.begin(), fastest.end(), r.iteration_s), r.iteration_s);
-      if (fastest.size() > needed) fastest.pop_back();
-      done.push_back({p.order, {p.candidate->layout, std::move(r)}});
+    auto excluded = [&](const Pending& p) { return fastest.size() >= needed && p.floor_s > fastest.back(); };
+    // --jobs layouts at a time, each in a process of its own (util/processes.hpp). A batch holds
+    // only layouts that what is known so far does not exclude, and its results are taken in floor
+    // order with the same test, so the layouts kept (and the count printed) are a serial search's
+    // whatever --jobs is: a batch wastes at most jobs - 1 simulations past the stop.
+    const std::size_t jobs = static_cast<std::size_t>(std::max(1, *jobs_wanted));
+    std::size_t next = 0;
+    bool stop = false;
+    while (!stop && next < pending.size()) {
+      std::vector<std::size_t> batch;
+      for (std::size_t k = next; k < pending.size() && batch.size() < jobs && !excluded(pending[k]); ++k) batch.push_back(k);
+      if (batch.empty()) break;
+      std::vector<std::string> answers = run_in_processes(batch, static_cast<int>(jobs), [&](std::size_t k) {
+        return to_bytes(simulate_iteration(topology, ws.catalog(), model, pending[k].candidate->layout, options));
+      });
+      for (std::size_t i = 0; i < batch.size() && !stop; ++i) {
+        const Pending& p = pending[batch[i]];
+        if ((stop = excluded(p))) break;
+        LlmResult r = llm_result_from_bytes(answers[i]);
+        fastest.insert(std::upper_bound(fastest.begin(), fastest.end(), r.iteration_s), r.iteration_s);
+        if (fastest.size() > needed) fastest.pop_back();
+        done.push_back({p.order, {p.candidate->layout, std::move(r)}});
+      }
+      next += batch.size();
     }
     std::sort(done.begin(), done.end(), [](const auto& a, const auto& b) {
       return a.second.second.iteration_s != b.second.second.iteration_s ? a.second.second.iteration_s < b.second.second.iteration_s

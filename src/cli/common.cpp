@@ -90,7 +90,7 @@ void add_format_option(CLI::App& command, std::string& format) {
 
 void add_jobs_option(CLI::App& command, int& jobs) {
   jobs = usable_cpus();
-  command.add_option("-j,--jobs", jobs, "Child processes to predict with at once (default: the usable CPUs); the figures do not depend on it")
+  command.add_option("-j,--jobs", jobs, "Child processes to simulate in at once (default: the usable CPUs); the figures do not depend on it")
       ->check(CLI::Range(1, 1024));
 }
 

@@ -35,6 +35,10 @@ struct NcclRingGraph {
 /// search once, however many communicators an LLM layout puts on them; exact, since the key
 /// is the search's whole input. Lines are told apart by name: one cache serves one catalog.
 class NcclRingGraphCache {
+ public:
+  /// Distinct searches held.
+  std::size_t size() const { return graphs_.size(); }
+
  private:
   friend NcclRingGraph nccl_ring_graph(const Topology&, const std::vector<int>&, const NcclVersion&, bool,
                                        NcclRingGraphCache*);

@@ -1,5 +1,5 @@
 #pragma once
-// Predictions in child processes. SimGrid's engine lives for the process and never frees a
+// Predictions in child processes (util/processes.hpp carries them). SimGrid's engine lives for the process and never frees a
 // platform, so the hundreds of predictions calibration makes (the same rows under many trial
 // values of a constant) each run in a fork of their own, and the parent's memory stays flat.
 // Independent predictions (a leave-out per source, the two points of a finite difference) run in
@@ -8,6 +8,7 @@
 #include <functional>
 #include <vector>
 
+#include "util/processes.hpp"  // usable_cpus
 #include "validate/validation.hpp"
 
 namespace topsim {
@@ -27,8 +28,5 @@ std::vector<std::vector<ValidationResult>> evaluate_in_children(const std::vecto
 /// The same for one body.
 std::vector<ValidationResult> evaluate_in_child(const std::vector<ValidationRow>& rows,
                                                 const std::function<std::vector<ValidationResult>()>& body);
-
-/// The CPUs this process may run on (its affinity mask, as nproc counts them); at least 1.
-int usable_cpus();
 
 }  // namespace topsim

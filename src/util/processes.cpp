@@ -1,0 +1,168 @@
+#include "util/processes.hpp"
+
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+
+#include "util/error.hpp"
+
+namespace topsim {
+
+namespace {
+
+// A child's answer: one kind byte, then the payload (the work's bytes or an error's fields).
+enum class Answer : char { ok = 'o', usage = 'u', input = 'i', other = 'x' };
+
+std::string field(const std::string& s) { return std::to_string(s.size()) + ':' + s; }
+
+std::string take_field(const std::string& s, std::size_t& at) {
+  std::size_t colon = s.find(':', at);
+  std::size_t n = std::stoul(s.substr(at, colon - at));
+  std::string out = s.substr(colon + 1, n);
+  at = colon + 1 + n;
+  return out;
+}
+
+bool write_all(int fd, const std::string& bytes) {
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+struct Child {
+  pid_t pid = -1;
+  int fd = -1;
+  std::size_t slot = 0;  // position in items
+  std::string bytes;
+};
+
+[[noreturn]] void child_main(int fd, std::size_t item, const std::function<std::string(std::size_t)>& work) {
+  std::string answer;
+  try {
+    answer = static_cast<char>(Answer::ok) + work(item);
+  } catch (const InputError& e) {
+    answer = static_cast<char>(Answer::input) + field(e.file()) + field(e.pointer()) + field(e.message());
+  } catch (const UsageError& e) {
+    answer = static_cast<char>(Answer::usage) + std::string(e.what());
+  } catch (const std::exception& e) {
+    answer = static_cast<char>(Answer::other) + std::string(e.what());
+  }
+  const bool sent = write_all(fd, answer);
+  ::close(fd);
+  // A forked child must not run the parent's exit path (atexit handlers, static destructors,
+  // SimGrid's engine teardown, stdio buffers it inherited): _exit is the one way out.
+  ::_exit(sent ? 0 : 1);
+}
+
+}  // namespace
+
+int usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  long online = ::sysconf(_SC_NPROCESSORS_ONLN);
+  return online > 0 ? static_cast<int>(online) : 1;
+}
+
+std::vector<std::string> run_in_processes(const std::vector<std::size_t>& items, int jobs,
+                                          const std::function<std::string(std::size_t)>& work) {
+  std::vector<std::string> out(items.size());
+  jobs = std::max(jobs, 1);
+  std::vector<Child> running;
+  std::size_t next = 0;
+  std::vector<std::pair<std::size_t, std::string>> failures;  // (slot, answer)
+  auto start = [&](std::size_t slot) {
+    int pipe_fds[2];
+    if (::pipe(pipe_fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+    std::fflush(nullptr);  // what the parent buffered is written once, not once per child
+    pid_t pid = ::fork();
+    if (pid < 0) {
+      ::close(pipe_fds[0]);
+      ::close(pipe_fds[1]);
+      throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+    }
+    if (pid == 0) {
+      ::close(pipe_fds[0]);
+      for (const Child& c : running) ::close(c.fd);
+      child_main(pipe_fds[1], items[slot], work);
+    }
+    ::close(pipe_fds[1]);
+    running.push_back({pid, pipe_fds[0], slot, {}});
+  };
+  try {
+  while (next < items.size() || !running.empty()) {
+    while (next < items.size() && static_cast<int>(running.size()) < jobs && failures.empty()) start(next++);
+    if (running.empty()) break;
+    std::vector<pollfd> fds;
+    for (const Child& c : running) fds.push_back({c.fd, POLLIN, 0});
+    if (::poll(fds.data(), fds.size(), -1) < 0) {
+      if (errno == EINTR) continue;
+      throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
+    }
+    for (std::size_t k = running.size(); k-- > 0;) {
+      if (!(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      Child& c = running[k];
+      char buffer[1 << 16];
+      ssize_t n = ::read(c.fd, buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n > 0) {
+        c.bytes.append(buffer, static_cast<std::size_t>(n));
+        continue;
+      }
+      ::close(c.fd);
+      int status = 0;
+      while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      const bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0 && !c.bytes.empty();
+      if (!clean) {
+        failures.push_back({c.slot, std::string(1, static_cast<char>(Answer::other)) + "the child process for item " +
+                                        std::to_string(items[c.slot]) + " ended abnormally (status " +
+                                        std::to_string(status) + ") without an answer"});
+      } else if (c.bytes.front() == static_cast<char>(Answer::ok)) {
+        out[c.slot] = c.bytes.substr(1);
+      } else {
+        failures.push_back({c.slot, c.bytes});
+      }
+      running.erase(running.begin() + static_cast<long>(k));
+    }
+  }
+  } catch (...) {
+    for (const Child& c : running) {
+      ::kill(c.pid, SIGKILL);
+      ::close(c.fd);
+      int status = 0;
+      while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
+    throw;
+  }
+  if (failures.empty()) return out;
+  // The first failing item in items' order, as a serial run would have met it.
+  auto first = std::min_element(failures.begin(), failures.end());
+  const std::string& a = first->second;
+  const std::string body = a.substr(1);
+  switch (static_cast<Answer>(a.front())) {
+    case Answer::input: {
+      std::size_t at = 0;
+      std::string file = take_field(body, at), pointer = take_field(body, at), message = take_field(body, at);
+      throw InputError(file, pointer, message);
+    }
+    case Answer::usage: throw UsageError(body);
+    default: throw std::runtime_error(body);
+  }
+}
+
+}  // namespace topsim
