@@ -1,7 +1,9 @@
 // topsim scale: one collective against the number of servers, the scaling curve a capacity
-// planner asks for. Every cluster size is built up front into one Simulator (SimGrid seals its
-// platform at the first run), then each runs its request.
+// planner asks for. Each cluster size is built and run in a child process of its own (--jobs at
+// once), so only the points in flight hold a topology and a platform.
+#include <cstdlib>
 #include <memory>
+#include <optional>
 
 #include "cli/coll_common.hpp"
 #include "cli/common.hpp"
@@ -9,6 +11,7 @@
 #include "study/batch.hpp"
 #include "topology/faults.hpp"
 #include "util/error.hpp"
+#include "util/processes.hpp"
 #include "util/text.hpp"
 #include "util/units.hpp"
 
@@ -28,11 +31,37 @@ struct ScaleArgs {
   FaultArgs faults;
 };
 
-struct Point {
-  const Topology* topology = nullptr;  ///< kept by the command's Workspace
-  std::unique_ptr<Communicator> comm;
-  PlatformRunner* runner = nullptr;  ///< owned by the command's Batch
-  std::unique_ptr<Point> healthy;  ///< with --fail/--degrade/--straggler: the same count without them
+// One server count's figures, as a child process computes them (util/processes.hpp): the
+// point's topology, routes and platform die with the child, so a sweep up to thousands of
+// servers holds one point's memory at a time per job, not every point's.
+struct PointResult {
+  int ranks = 0;
+  std::string algo, proto, bound_class, bound, topology_name, communicator;
+  int channels = 0;
+  double time_s = 0, algbw_Bps = 0, busbw_Bps = 0;
+  bool with_healthy = false;
+  double healthy_time_s = 0, healthy_busbw_Bps = 0;  ///< the same count without --fail/--degrade/--straggler
+
+  std::string to_text() const {
+    std::string out;
+    for (const std::string* f : {&algo, &proto, &bound_class, &bound, &topology_name, &communicator}) out += length_prefixed(*f);
+    for (long long v : {static_cast<long long>(ranks), static_cast<long long>(channels), static_cast<long long>(with_healthy)})
+      out += length_prefixed(std::to_string(v));
+    for (double v : {time_s, algbw_Bps, busbw_Bps, healthy_time_s, healthy_busbw_Bps}) out += length_prefixed(exact_text(v));
+    return out;
+  }
+  static PointResult from_text(const std::string& text) {
+    PointResult p;
+    std::size_t at = 0;
+    for (std::string* f : {&p.algo, &p.proto, &p.bound_class, &p.bound, &p.topology_name, &p.communicator})
+      *f = take_length_prefixed(text, at);
+    p.ranks = std::stoi(take_length_prefixed(text, at));
+    p.channels = std::stoi(take_length_prefixed(text, at));
+    p.with_healthy = take_length_prefixed(text, at) == "1";
+    for (double* v : {&p.time_s, &p.algbw_Bps, &p.busbw_Bps, &p.healthy_time_s, &p.healthy_busbw_Bps})
+      *v = std::strtod(take_length_prefixed(text, at).c_str(), nullptr);
+    return p;
+  }
 };
 
 }  // namespace
@@ -51,7 +80,9 @@ void add_scale_command(CLI::App& app, Context& context) {
       ->check(CLI::Range(1, 64));
   add_request_options(*scale, args->request);
   add_fault_options(*scale, args->faults);
-  scale->callback([args, &context]() {
+  auto jobs = std::make_shared<int>();
+  add_jobs_option(*scale, *jobs);
+  scale->callback([args, jobs, &context]() {
     Faults faults = faults_of(args->faults);
     Format format = parse_format(args->format);
     CollRequest request = request_of(args->request, parse_op(args->op));
@@ -59,26 +90,54 @@ void add_scale_command(CLI::App& app, Context& context) {
     std::vector<int> counts = counts_option(args->nodes, "--nodes");
 
     const NcclVersion& version = nccl_option(context, args->request.nccl);
-    Batch batch;
-    std::vector<Point> points;
-    for (int nodes : counts) {
+    std::vector<std::size_t> items(counts.size());
+    for (std::size_t i = 0; i < items.size(); ++i) items[i] = i;
+    std::vector<std::string> answers = run_in_processes(items, *jobs, [&](std::size_t i) {
       ScaleOut scale_out;
-      scale_out.nodes = nodes;
+      scale_out.nodes = counts[i];
       scale_out.nic = args->nic;
       scale_out.nics_per_node = args->nics_per_node;
-      auto point = [&](const Faults& with) {
-        Point p;
-        p.topology = &context.workspace().topology(args->topology, scale_out, "", with);
-        std::vector<int> gpus(static_cast<std::size_t>(p.topology->gpu_count()));
-        for (int g = 0; g < p.topology->gpu_count(); ++g) gpus[static_cast<std::size_t>(g)] = g;
-        p.comm = std::make_unique<Communicator>(*p.topology, gpus, version, routes_of(args->request));
-        p.runner = &batch.add(*p.topology, p.comm->routes(), p.comm->needs({request}));
-        return p;
+      // Both platforms (with and without the faults) go to one Batch before either runs.
+      Batch batch;
+      struct Built {
+        const Topology* topology;
+        std::unique_ptr<Communicator> comm;
+        PlatformRunner* runner;
       };
-      Point p = point(faults);
-      if (faults.any()) p.healthy = std::make_unique<Point>(point(Faults{}));
-      points.push_back(std::move(p));
-    }
+      auto build = [&](const Faults& with) {
+        const Topology& t = context.workspace().topology(args->topology, scale_out, "", with);
+        std::vector<int> gpus(static_cast<std::size_t>(t.gpu_count()));
+        for (int g = 0; g < t.gpu_count(); ++g) gpus[static_cast<std::size_t>(g)] = g;
+        auto comm = std::make_unique<Communicator>(t, gpus, version, routes_of(args->request));
+        PlatformRunner* runner = &batch.add(t, comm->routes(), comm->needs({request}));
+        return Built{&t, std::move(comm), runner};
+      };
+      Built point = build(faults);
+      std::optional<Built> healthy;
+      if (faults.any()) healthy = build(Faults{});
+      CollResult r = point.comm->run(request, *point.runner);
+      PointResult out;
+      out.ranks = point.comm->ranks();
+      out.algo = to_string(r.algo);
+      out.proto = to_string(r.proto);
+      out.channels = r.channels;
+      out.time_s = r.time_s;
+      out.algbw_Bps = r.algbw_Bps;
+      out.busbw_Bps = r.busbw_Bps;
+      out.bound_class = r.bound_class;
+      out.bound = r.bound;
+      out.topology_name = point.topology->name();
+      out.communicator = communicator_text(*point.comm);
+      if (healthy) {
+        CollResult h = healthy->comm->run(request, *healthy->runner);
+        out.with_healthy = true;
+        out.healthy_time_s = h.time_s;
+        out.healthy_busbw_Bps = h.busbw_Bps;
+      }
+      return out.to_text();
+    });
+    std::vector<PointResult> points;
+    for (const std::string& answer : answers) points.push_back(PointResult::from_text(answer));
 
     // csv and json carry the healthy figures as columns; the table gets a trailing block.
     bool columns = faults.any() && format != Format::table;
@@ -92,17 +151,18 @@ void add_scale_command(CLI::App& app, Context& context) {
     std::vector<FaultComparison> comparison;
     double first_busbw = 0;
     for (std::size_t i = 0; i < points.size(); ++i) {
-      CollResult r = points[i].comm->run(request, *points[i].runner);
+      const PointResult& r = points[i];
       if (i == 0) first_busbw = r.busbw_Bps;
-      std::vector<Cell> row = {static_cast<long long>(counts[i]), static_cast<long long>(points[i].comm->ranks()),
-                               std::string(to_string(r.algo)), std::string(to_string(r.proto)),
+      std::vector<Cell> row = {static_cast<long long>(counts[i]), static_cast<long long>(r.ranks),
+                               r.algo, r.proto,
                                static_cast<long long>(r.channels), r.time_s / kUs, r.algbw_Bps / kGB, r.busbw_Bps / kGB,
                                first_busbw > 0 ? r.busbw_Bps / first_busbw : 0.0, r.bound_class, r.bound};
-      if (const Point* healthy = points[i].healthy.get()) {
-        CollResult h = healthy->comm->run(request, *healthy->runner);
-        comparison.push_back(FaultComparison{std::to_string(counts[i]), h.time_s, r.time_s, h.busbw_Bps, r.busbw_Bps});
+      if (r.with_healthy) {
+        comparison.push_back(
+            FaultComparison{std::to_string(counts[i]), r.healthy_time_s, r.time_s, r.healthy_busbw_Bps, r.busbw_Bps});
         if (columns)
-          for (Cell c : std::vector<Cell>{h.time_s / kUs, h.busbw_Bps / kGB, change_pct(h.busbw_Bps, r.busbw_Bps)})
+          for (Cell c : std::vector<Cell>{r.healthy_time_s / kUs, r.healthy_busbw_Bps / kGB,
+                                          change_pct(r.healthy_busbw_Bps, r.busbw_Bps)})
             row.push_back(c);
       }
       table.add_row(row);
@@ -111,10 +171,9 @@ void add_scale_command(CLI::App& app, Context& context) {
       context.out = table.render(format);
       return;
     }
-    const Point& last = points.back();
+    const PointResult& last = points.back();
     context.out = "# topsim scale: " + std::string(to_string(request.op)) + " of " + args->size + " (" +
-                  request.dtype.name + ") on " + last.topology->name() + "\n# largest: " +
-                  communicator_text(*last.comm) + "\n# efficiency: busbw against the first count's (" +
+                  request.dtype.name + ") on " + last.topology_name + "\n# largest: " + last.communicator + "\n# efficiency: busbw against the first count's (" +
                   std::to_string(counts.front()) + (counts.front() == 1 ? " server" : " servers") + ")\n" +
                   table.to_text();
     if (faults.any()) context.out += comparison_text(faults_text(faults), "nodes", comparison);

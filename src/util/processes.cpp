@@ -21,16 +21,6 @@ namespace {
 // A child's answer: one kind byte, then the payload (the work's bytes or an error's fields).
 enum class Answer : char { ok = 'o', usage = 'u', input = 'i', other = 'x' };
 
-std::string field(const std::string& s) { return std::to_string(s.size()) + ':' + s; }
-
-std::string take_field(const std::string& s, std::size_t& at) {
-  std::size_t colon = s.find(':', at);
-  std::size_t n = std::stoul(s.substr(at, colon - at));
-  std::string out = s.substr(colon + 1, n);
-  at = colon + 1 + n;
-  return out;
-}
-
 bool write_all(int fd, const std::string& bytes) {
   std::size_t done = 0;
   while (done < bytes.size()) {
@@ -54,7 +44,7 @@ struct Child {
   try {
     answer = static_cast<char>(Answer::ok) + work(item);
   } catch (const InputError& e) {
-    answer = static_cast<char>(Answer::input) + field(e.file()) + field(e.pointer()) + field(e.message());
+    answer = static_cast<char>(Answer::input) + length_prefixed(e.file()) + length_prefixed(e.pointer()) + length_prefixed(e.message());
   } catch (const UsageError& e) {
     answer = static_cast<char>(Answer::usage) + std::string(e.what());
   } catch (const std::exception& e) {
@@ -68,6 +58,28 @@ struct Child {
 }
 
 }  // namespace
+
+std::string length_prefixed(const std::string& text) { return std::to_string(text.size()) + ':' + text; }
+
+std::string take_length_prefixed(const std::string& bytes, std::size_t& at) {
+  std::size_t colon = bytes.find(':', at);
+  if (colon == std::string::npos || colon == at) throw std::runtime_error("take_length_prefixed: no length at " + std::to_string(at));
+  std::size_t n = 0;
+  for (std::size_t i = at; i < colon; ++i) {
+    if (bytes[i] < '0' || bytes[i] > '9') throw std::runtime_error("take_length_prefixed: no length at " + std::to_string(at));
+    n = n * 10 + static_cast<std::size_t>(bytes[i] - '0');
+  }
+  if (bytes.size() - colon - 1 < n) throw std::runtime_error("take_length_prefixed: truncated field at " + std::to_string(at));
+  std::string out = bytes.substr(colon + 1, n);
+  at = colon + 1 + n;
+  return out;
+}
+
+std::string exact_text(double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%a", value);
+  return buffer;
+}
 
 int usable_cpus() {
   cpu_set_t set;
@@ -157,7 +169,8 @@ std::vector<std::string> run_in_processes(const std::vector<std::size_t>& items,
   switch (static_cast<Answer>(a.front())) {
     case Answer::input: {
       std::size_t at = 0;
-      std::string file = take_field(body, at), pointer = take_field(body, at), message = take_field(body, at);
+      std::string file = take_length_prefixed(body, at), pointer = take_length_prefixed(body, at),
+                  message = take_length_prefixed(body, at);
       throw InputError(file, pointer, message);
     }
     case Answer::usage: throw UsageError(body);

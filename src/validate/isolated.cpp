@@ -37,17 +37,11 @@ std::string unescape(const std::string& text) {
   return out;
 }
 
-std::string hex(double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%a", value);
-  return buffer;
-}
-
 std::string serialize(const std::vector<ValidationResult>& results) {
   std::string out;
   for (const ValidationResult& r : results) {
     std::vector<std::string> things(r.things.begin(), r.things.end());
-    out += "R\t" + std::string(r.evaluated ? "1" : "0") + "\t" + hex(r.predicted) + "\t" + escape(r.quantity) + "\t" +
+    out += "R\t" + std::string(r.evaluated ? "1" : "0") + "\t" + exact_text(r.predicted) + "\t" + escape(r.quantity) + "\t" +
            escape(r.detail) + "\t" + escape(join(things, ",")) + "\n";
   }
   return out;
