@@ -280,16 +280,26 @@ void Communicator::bound_of(const Plan& plan, const std::vector<OpTiming>& timin
     result.bound = result.bound_class = "latency";
     return;
   }
-  for (const Flow& f : plan.flows)  // route every hop first: routing may add resources
-    for (const RankHop& h : f.arcs) fabric_.arc(h.from, h.to, h.rail);
+  // Route every hop first (routing may add resources), keeping each arc: a ring of 131,072 ranks
+  // has millions of hops, and the arcs' map is looked up once per hop, not twice. Arcs live in an
+  // unordered_map, whose elements stay put as it grows.
+  std::vector<const Fabric::Arc*> arcs;
+  for (const Flow& f : plan.flows)
+    for (const RankHop& h : f.arcs) arcs.push_back(&fabric_.arc(h.from, h.to, h.rail));
   std::vector<double> load(fabric_.resources(), 0.0);
+  std::size_t next_arc = 0;
   for (std::size_t i = 0; i < plan.flows.size(); ++i) {
     const OpTiming& t = timings[i + 1];
     double seconds = t.finish_s - t.start_s;
-    if (seconds <= 0) continue;
+    const std::size_t hops = plan.flows[i].arcs.size();
+    if (seconds <= 0) {
+      next_arc += hops;
+      continue;
+    }
     double rate = plan.flows[i].payload_B / proto.efficiency / seconds;
-    for (const RankHop& h : plan.flows[i].arcs)
-      for (const auto& [resource, times] : fabric_.arc(h.from, h.to, h.rail).uses) load[resource] += rate * times;
+    for (std::size_t k = 0; k < hops; ++k)
+      for (const auto& [resource, times] : arcs[next_arc + k]->uses) load[resource] += rate * times;
+    next_arc += hops;
   }
   int busiest = 0;
   for (int r = 1; r < fabric_.resources(); ++r)
