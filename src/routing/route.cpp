@@ -236,8 +236,8 @@ int nearest_nic(const Topology& t, int gpu) {
   auto host_links = [](const Link& l) { return l.kind == LinkKind::pcie || l.kind == LinkKind::socket || l.kind == LinkKind::numa; };
   std::size_t best = std::numeric_limits<std::size_t>::max();
   std::vector<int> tied;
-  for (Vertex nic : t.nics()) {
-    if (t.device(nic).node != t.device(from).node) continue;
+  // The server's own NICs (in ordinal order, as t.nics() lists them): linear in the server.
+  for (Vertex nic : t.server_nics(t.device(from).node)) {
     auto path = shortest_path(t, from, nic, host_links, passable);
     if (!path) continue;
     if (path->size() < best) {
@@ -283,9 +283,9 @@ Route pxn_route(const Topology& t, int src_gpu, int dst_nic, int dst_gpu, const 
   while (first > 0 && t.node_of(first - 1) == t.node_of(src_gpu)) --first;
   while (last + 1 < t.gpu_count() && t.node_of(last + 1) == t.node_of(src_gpu)) ++last;
   std::vector<std::string> tried;  // GPUs beside a NIC on that network, without an NVLink from src
-  for (Vertex nic : t.nics()) {
+  for (Vertex nic : t.server_nics(t.device(src).node)) {
     const Device& n = t.device(nic);
-    if (n.node != t.device(src).node || n.island != island) continue;
+    if (n.island != island) continue;
     for (int proxy = first; proxy <= last; ++proxy) {
       if (nearest_nic(t, proxy) != n.nic_index) continue;
       if (proxy == src_gpu) return find_route_via(t, src_gpu, n.nic_index, dst_nic, dst_gpu, options);
