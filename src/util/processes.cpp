@@ -115,42 +115,42 @@ std::vector<std::string> run_in_processes(const std::vector<std::size_t>& items,
     running.push_back({pid, pipe_fds[0], slot, {}});
   };
   try {
-  while (next < items.size() || !running.empty()) {
-    while (next < items.size() && static_cast<int>(running.size()) < jobs && failures.empty()) start(next++);
-    if (running.empty()) break;
-    std::vector<pollfd> fds;
-    for (const Child& c : running) fds.push_back({c.fd, POLLIN, 0});
-    if (::poll(fds.data(), fds.size(), -1) < 0) {
-      if (errno == EINTR) continue;
-      throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
+    while (next < items.size() || !running.empty()) {
+      while (next < items.size() && static_cast<int>(running.size()) < jobs && failures.empty()) start(next++);
+      if (running.empty()) break;
+      std::vector<pollfd> fds;
+      for (const Child& c : running) fds.push_back({c.fd, POLLIN, 0});
+      if (::poll(fds.data(), fds.size(), -1) < 0) {
+        if (errno == EINTR) continue;
+        throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
+      }
+      for (std::size_t k = running.size(); k-- > 0;) {
+        if (!(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        Child& c = running[k];
+        char buffer[1 << 16];
+        ssize_t n = ::read(c.fd, buffer, sizeof buffer);
+        if (n < 0 && errno == EINTR) continue;
+        if (n > 0) {
+          c.bytes.append(buffer, static_cast<std::size_t>(n));
+          continue;
+        }
+        ::close(c.fd);
+        int status = 0;
+        while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        const bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0 && !c.bytes.empty();
+        if (!clean) {
+          failures.push_back({c.slot, std::string(1, static_cast<char>(Answer::other)) + "the child process for item " +
+                                          std::to_string(items[c.slot]) + " ended abnormally (status " +
+                                          std::to_string(status) + ") without an answer"});
+        } else if (c.bytes.front() == static_cast<char>(Answer::ok)) {
+          out[c.slot] = c.bytes.substr(1);
+        } else {
+          failures.push_back({c.slot, c.bytes});
+        }
+        running.erase(running.begin() + static_cast<long>(k));
+      }
     }
-    for (std::size_t k = running.size(); k-- > 0;) {
-      if (!(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      Child& c = running[k];
-      char buffer[1 << 16];
-      ssize_t n = ::read(c.fd, buffer, sizeof buffer);
-      if (n < 0 && errno == EINTR) continue;
-      if (n > 0) {
-        c.bytes.append(buffer, static_cast<std::size_t>(n));
-        continue;
-      }
-      ::close(c.fd);
-      int status = 0;
-      while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
-      }
-      const bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0 && !c.bytes.empty();
-      if (!clean) {
-        failures.push_back({c.slot, std::string(1, static_cast<char>(Answer::other)) + "the child process for item " +
-                                        std::to_string(items[c.slot]) + " ended abnormally (status " +
-                                        std::to_string(status) + ") without an answer"});
-      } else if (c.bytes.front() == static_cast<char>(Answer::ok)) {
-        out[c.slot] = c.bytes.substr(1);
-      } else {
-        failures.push_back({c.slot, c.bytes});
-      }
-      running.erase(running.begin() + static_cast<long>(k));
-    }
-  }
   } catch (...) {
     for (const Child& c : running) {
       ::kill(c.pid, SIGKILL);
