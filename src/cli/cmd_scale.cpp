@@ -1,7 +1,6 @@
 // topsim scale: one collective against the number of servers, the scaling curve a capacity
 // planner asks for. Each cluster size is built and run in a child process of its own (--jobs at
 // once), so only the points in flight hold a topology and a platform.
-#include <cstdlib>
 #include <memory>
 #include <optional>
 
@@ -10,6 +9,7 @@
 #include "cli/fault_options.hpp"
 #include "study/batch.hpp"
 #include "topology/faults.hpp"
+#include "util/bytes.hpp"
 #include "util/error.hpp"
 #include "util/processes.hpp"
 #include "util/text.hpp"
@@ -42,24 +42,23 @@ struct PointResult {
   bool with_healthy = false;
   double healthy_time_s = 0, healthy_busbw_Bps = 0;  ///< the same count without --fail/--degrade/--straggler
 
-  std::string to_text() const {
-    std::string out;
-    for (const std::string* f : {&algo, &proto, &bound_class, &bound, &topology_name, &communicator}) out += length_prefixed(*f);
-    for (long long v : {static_cast<long long>(ranks), static_cast<long long>(channels), static_cast<long long>(with_healthy)})
-      out += length_prefixed(std::to_string(v));
-    for (double v : {time_s, algbw_Bps, busbw_Bps, healthy_time_s, healthy_busbw_Bps}) out += length_prefixed(exact_text(v));
-    return out;
+  // The fields in one order, written and read alike (P is PointResult or const PointResult).
+  template <typename P, typename Visit>
+  static void each_field(P& p, Visit&& visit) {
+    for (auto* f : {&p.algo, &p.proto, &p.bound_class, &p.bound, &p.topology_name, &p.communicator}) visit(*f);
+    for (auto* v : {&p.ranks, &p.channels}) visit(*v);
+    visit(p.with_healthy);
+    for (auto* v : {&p.time_s, &p.algbw_Bps, &p.busbw_Bps, &p.healthy_time_s, &p.healthy_busbw_Bps}) visit(*v);
   }
-  static PointResult from_text(const std::string& text) {
+  std::string to_bytes() const {
+    ByteWriter out;
+    each_field(*this, [&](const auto& field) { out.put(field); });
+    return out.take();
+  }
+  static PointResult from_bytes(const std::string& bytes) {
     PointResult p;
-    std::size_t at = 0;
-    for (std::string* f : {&p.algo, &p.proto, &p.bound_class, &p.bound, &p.topology_name, &p.communicator})
-      *f = take_length_prefixed(text, at);
-    p.ranks = std::stoi(take_length_prefixed(text, at));
-    p.channels = std::stoi(take_length_prefixed(text, at));
-    p.with_healthy = take_length_prefixed(text, at) == "1";
-    for (double* v : {&p.time_s, &p.algbw_Bps, &p.busbw_Bps, &p.healthy_time_s, &p.healthy_busbw_Bps})
-      *v = std::strtod(take_length_prefixed(text, at).c_str(), nullptr);
+    ByteReader in(bytes, "scale: a point's child process answered short");
+    each_field(p, [&](auto& field) { in.get(field); });
     return p;
   }
 };
@@ -134,10 +133,10 @@ void add_scale_command(CLI::App& app, Context& context) {
         out.healthy_time_s = h.time_s;
         out.healthy_busbw_Bps = h.busbw_Bps;
       }
-      return out.to_text();
+      return out.to_bytes();
     });
     std::vector<PointResult> points;
-    for (const std::string& answer : answers) points.push_back(PointResult::from_text(answer));
+    for (const std::string& answer : answers) points.push_back(PointResult::from_bytes(answer));
 
     // csv and json carry the healthy figures as columns; the table gets a trailing block.
     bool columns = faults.any() && format != Format::table;
@@ -173,7 +172,8 @@ void add_scale_command(CLI::App& app, Context& context) {
     }
     const PointResult& last = points.back();
     context.out = "# topsim scale: " + std::string(to_string(request.op)) + " of " + args->size + " (" +
-                  request.dtype.name + ") on " + last.topology_name + "\n# largest: " + last.communicator + "\n# efficiency: busbw against the first count's (" +
+                  request.dtype.name + ") on " + last.topology_name + "\n# largest: " + last.communicator +
+                  "\n# efficiency: busbw against the first count's (" +
                   std::to_string(counts.front()) + (counts.front() == 1 ? " server" : " servers") + ")\n" +
                   table.to_text();
     if (faults.any()) context.out += comparison_text(faults_text(faults), "nodes", comparison);

@@ -11,6 +11,7 @@
 #include <limits>
 #include <map>
 
+#include "util/bytes.hpp"
 #include "util/error.hpp"
 
 namespace topsim {
@@ -538,30 +539,26 @@ NcclRingGraph RingSearch::run() {
 
 std::string RingSearch::signature(bool peer_access) const {
   // Bytes, not text: bandwidths compare exactly, as the search compares them.
-  std::string out;
-  auto put = [&](const auto& value) { out.append(reinterpret_cast<const char*>(&value), sizeof value); };
-  auto put_ints = [&](const std::vector<int>& values) {
-    put(values.size());
-    for (int v : values) put(v);
-  };
-  put(peer_access);
-  put(nodes_.size());
+  ByteWriter out;
+  out.put(peer_access);
+  out.put(nodes_.size());
   for (const NcclNode& n : nodes_) {
-    put(n.kind);
-    put(n.rank);
-    out += n.arch + '\0' + n.cpu_family + '\0';
-    put_ints(n.out);
+    out.put(n.kind);
+    out.put(n.rank);
+    out.put(n.arch);
+    out.put(n.cpu_family);
+    out.put(n.out);
   }
-  put(links_.size());
+  out.put(links_.size());
   for (const NcclLink& l : links_) {
-    put(l.from);
-    put(l.to);
-    put(l.type);
-    put(l.bw);
+    out.put(l.from);
+    out.put(l.to);
+    out.put(l.type);
+    out.put(l.bw);
   }
-  put_ints(gpu_nodes_);
-  put_ints(cpu_nodes_);
-  return out;
+  out.put(gpu_nodes_);
+  out.put(cpu_nodes_);
+  return out.take();
 }
 
 NcclRingGraph nccl_ring_graph(const Topology& topology, const std::vector<int>& gpus, const NcclVersion& version,

@@ -1,67 +1,12 @@
 #include "llm/result_bytes.hpp"
 
-#include <cstring>
 #include <stdexcept>
-#include <type_traits>
+
+#include "util/bytes.hpp"
 
 namespace topsim {
 
 namespace {
-
-class Writer {
- public:
-  template <typename T>
-  void put(const T& value) {
-    static_assert(std::is_arithmetic_v<T>);
-    out_.append(reinterpret_cast<const char*>(&value), sizeof value);
-  }
-  void put(const std::string& s) {
-    put(s.size());
-    out_ += s;
-  }
-  void put(const std::vector<double>& values) {
-    put(values.size());
-    for (double v : values) put(v);
-  }
-  std::string take() { return std::move(out_); }
-
- private:
-  std::string out_;
-};
-
-class Reader {
- public:
-  explicit Reader(const std::string& bytes) : bytes_(bytes) {}
-  template <typename T>
-  void get(T& value) {
-    static_assert(std::is_arithmetic_v<T>);
-    need(sizeof value);
-    std::memcpy(&value, bytes_.data() + at_, sizeof value);
-    at_ += sizeof value;
-  }
-  void get(std::string& s) {
-    std::size_t n = 0;
-    get(n);
-    need(n);
-    s.assign(bytes_, at_, n);
-    at_ += n;
-  }
-  void get(std::vector<double>& values) {
-    std::size_t n = 0;
-    get(n);
-    need(n * sizeof(double));
-    values.resize(n);
-    for (double& v : values) get(v);
-  }
-  bool done() const { return at_ == bytes_.size(); }
-
- private:
-  void need(std::size_t n) const {
-    if (bytes_.size() - at_ < n) throw std::runtime_error("llm_result_from_bytes: truncated result");
-  }
-  const std::string& bytes_;
-  std::size_t at_ = 0;
-};
 
 // One list of the fields, read and written alike (Result is LlmResult or const LlmResult).
 template <typename Visit, typename Result>
@@ -86,7 +31,7 @@ void each_field(Result& r, Visit&& visit) {
 }  // namespace
 
 std::string to_bytes(const LlmResult& result) {
-  Writer w;
+  ByteWriter w;
   each_field(result, [&](const auto& field) { w.put(field); });
   w.put(result.comm_s.size());
   for (const auto& [name, s] : result.comm_s) {
@@ -97,7 +42,7 @@ std::string to_bytes(const LlmResult& result) {
 }
 
 LlmResult llm_result_from_bytes(const std::string& bytes) {
-  Reader reader(bytes);
+  ByteReader reader(bytes, "llm_result_from_bytes: truncated result");
   LlmResult r;
   each_field(r, [&](auto& field) { reader.get(field); });
   std::size_t n = 0;

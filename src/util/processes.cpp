@@ -12,6 +12,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "util/bytes.hpp"
 #include "util/error.hpp"
 
 namespace topsim {
@@ -44,7 +45,9 @@ struct Child {
   try {
     answer = static_cast<char>(Answer::ok) + work(item);
   } catch (const InputError& e) {
-    answer = static_cast<char>(Answer::input) + length_prefixed(e.file()) + length_prefixed(e.pointer()) + length_prefixed(e.message());
+    ByteWriter fields;
+    for (const std::string* f : {&e.file(), &e.pointer(), &e.message()}) fields.put(*f);
+    answer = static_cast<char>(Answer::input) + fields.take();
   } catch (const UsageError& e) {
     answer = static_cast<char>(Answer::usage) + std::string(e.what());
   } catch (const std::exception& e) {
@@ -58,22 +61,6 @@ struct Child {
 }
 
 }  // namespace
-
-std::string length_prefixed(const std::string& text) { return std::to_string(text.size()) + ':' + text; }
-
-std::string take_length_prefixed(const std::string& bytes, std::size_t& at) {
-  std::size_t colon = bytes.find(':', at);
-  if (colon == std::string::npos || colon == at) throw std::runtime_error("take_length_prefixed: no length at " + std::to_string(at));
-  std::size_t n = 0;
-  for (std::size_t i = at; i < colon; ++i) {
-    if (bytes[i] < '0' || bytes[i] > '9') throw std::runtime_error("take_length_prefixed: no length at " + std::to_string(at));
-    n = n * 10 + static_cast<std::size_t>(bytes[i] - '0');
-  }
-  if (bytes.size() - colon - 1 < n) throw std::runtime_error("take_length_prefixed: truncated field at " + std::to_string(at));
-  std::string out = bytes.substr(colon + 1, n);
-  at = colon + 1 + n;
-  return out;
-}
 
 std::string exact_text(double value) {
   char buffer[64];
@@ -168,9 +155,8 @@ std::vector<std::string> run_in_processes(const std::vector<std::size_t>& items,
   const std::string body = a.substr(1);
   switch (static_cast<Answer>(a.front())) {
     case Answer::input: {
-      std::size_t at = 0;
-      std::string file = take_length_prefixed(body, at), pointer = take_length_prefixed(body, at),
-                  message = take_length_prefixed(body, at);
+      ByteReader fields(body, "an InputError from a child process, damaged");
+      const auto file = fields.get<std::string>(), pointer = fields.get<std::string>(), message = fields.get<std::string>();
       throw InputError(file, pointer, message);
     }
     case Answer::usage: throw UsageError(body);

@@ -23,10 +23,6 @@ int usable_cpus();
 std::vector<std::string> run_in_processes(const std::vector<std::size_t>& items, int jobs,
                                           const std::function<std::string(std::size_t)>& work);
 
-/// Fields of a child's answer: `text` with its length before it ("5:hello"), any bytes inside,
-/// and back from `bytes` at `at` (moved past it); std::runtime_error when malformed.
-std::string length_prefixed(const std::string& text);
-std::string take_length_prefixed(const std::string& bytes, std::size_t& at);
 /// A double as text that reads back to the same bits ("%a").
 std::string exact_text(double value);
 

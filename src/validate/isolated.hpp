@@ -1,6 +1,6 @@
 #pragma once
-// Predictions in child processes (util/processes.hpp carries them). SimGrid's engine lives for the process and never frees a
-// platform, so the hundreds of predictions calibration makes (the same rows under many trial
+// Predictions in child processes (util/processes.hpp carries them). SimGrid's engine lives for
+// the process and never frees a platform, so the hundreds of predictions calibration makes (the same rows under many trial
 // values of a constant) each run in a fork of their own, and the parent's memory stays flat.
 // Independent predictions (a leave-out per source, the two points of a finite difference) run in
 // several children at once; each child computes what it would alone, so the results do not
