@@ -14,6 +14,10 @@ namespace topsim {
 
 namespace {
 
+// Loads within this fraction of each other are one load: SimGrid's clock works to 1e-9 s and
+// its solver's sums round at 1e-16 relative, so saturated resources differ by far less.
+constexpr double kTiedLoad = 1e-9;
+
 std::vector<int> checked(const Topology& topology, std::vector<int> gpus) {
   if (gpus.empty()) throw UsageError("a communicator needs at least one GPU");
   std::set<int> seen;
@@ -301,10 +305,13 @@ void Communicator::bound_of(const Plan& plan, const std::vector<OpTiming>& timin
       for (const auto& [resource, times] : arcs[next_arc + k]->uses) load[resource] += rate * times;
     next_arc += hops;
   }
+  // Of resources equally loaded (saturated ones, typically), the first in resource order: their
+  // loads differ only by the engine's rounding, which must not pick the name.
+  double use = 0;
+  for (int r = 0; r < fabric_.resources(); ++r) use = std::max(use, load[r] / fabric_.capacity_Bps(r));
   int busiest = 0;
-  for (int r = 1; r < fabric_.resources(); ++r)
-    if (load[r] / fabric_.capacity_Bps(r) > load[busiest] / fabric_.capacity_Bps(busiest)) busiest = r;
-  double use = load[busiest] / fabric_.capacity_Bps(busiest);
+  while (busiest + 1 < fabric_.resources() && load[busiest] / fabric_.capacity_Bps(busiest) < use * (1 - kTiedLoad)) ++busiest;
+  use = load[busiest] / fabric_.capacity_Bps(busiest);
   if (use < 0.9) {
     result.bound = "channels (" + fixed(100 * use, 0) + "% of " + fabric_.resource_name(busiest) + ")";
     result.bound_class = "channels";

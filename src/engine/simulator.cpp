@@ -14,19 +14,14 @@
 #include <functional>
 
 #include "engine/distinct_constraints.hpp"
+#include "engine/platform.hpp"
 #include "routing/resources.hpp"
 #include "util/error.hpp"
-
-namespace sg4 = simgrid::s4u;
 
 namespace topsim {
 
 namespace {
 
-// A delay is an Exec of `delay_s` flops on a host of 1 flop/s. The timer host has so many cores
-// that concurrent delays never share one: each runs at full speed, like independent GPU streams.
-constexpr double kTimerFlopsPerSecond = 1.0;
-constexpr int kTimerCores = 1 << 30;
 // Pair routes live in a full zone whose table is quadratic in GPUs: 4096^2 entries is 128 MiB.
 constexpr int kMaxPairGpus = 4096;
 #ifdef TOPSIM_INVARIANTS
@@ -40,41 +35,6 @@ constexpr bool kCheckInvariantsByDefault = false;
 constexpr double kInvariantRelative = 1e-5;
 constexpr double kInvariantTime_s = 1e-9;
 constexpr double kInvariantBytes = 1.0;
-
-struct PairRoute {
-  double latency_s = 0;
-  double bottleneck_Bps = 0;  ///< narrowest resource: no flow on the route can go faster
-};
-
-// A link direction as link_usage() reports it.
-struct TrackedLink {
-  std::string name;
-  double capacity_Bps = 0;
-  std::size_t order = 0;  ///< lowest member link index x 2 + direction: topology order
-};
-
-using LinkIds = std::vector<std::uint32_t>;  ///< TrackedLink indices a route crosses, repeats kept
-
-// Link tracking: bytes one flow moved between two consecutive engine events.
-struct Segment {
-  double start_s, end_s;  ///< since the run began
-  const LinkIds* links;
-  double bytes_B;
-};
-
-struct Platform {
-  std::string prefix;
-  bool tracked = false;
-  std::vector<TrackedLink> links;
-  std::map<std::pair<int, int>, LinkIds> pair_links;
-  std::vector<LinkIds> composite_links;
-  int gpus = 0;
-  std::vector<sg4::Host*> hosts;                    ///< by GPU ordinal
-  std::map<std::pair<int, int>, PairRoute> pairs;   ///< declared routes
-  std::vector<std::pair<sg4::Host*, sg4::Host*>> composites;
-  std::vector<double> composite_bottleneck_Bps;  ///< by composite: its narrowest resource or cap
-  std::vector<sg4::Host*> timers;  ///< by GPU ordinal: where that GPU's delays run
-};
 
 // Maps a route table's resources onto SimGrid links (the same mapping the platform exporter
 // writes), creating each SimGrid link when a route of this platform first needs it. Links carry
@@ -242,6 +202,13 @@ struct Simulator::Impl {
   std::size_t last_platform = 0;
   double last_duration_s = -1;  ///< < 0 before the first run
   std::vector<Segment> segments;
+  bool represent = true;  ///< simulate one representative per class of identical work (representatives.hpp)
+  std::size_t representative_runs = 0;  ///< names each representative run's SimGrid resources apart
+  std::size_t simulated_ops = 0;        ///< by the most recent run
+
+  static constexpr std::size_t kNoPlatform = SIZE_MAX;  ///< execute() of a representative run
+  /// Runs `schedule` (checked) on `p`; `platform` is p's index, or kNoPlatform.
+  std::vector<OpTiming> execute(const Platform& p, const Schedule& schedule, std::size_t platform);
 };
 
 Simulator::Simulator() : impl_(std::make_unique<Impl>()) {
@@ -258,13 +225,17 @@ Simulator::Simulator() : impl_(std::make_unique<Impl>()) {
   }
   impl_->root = sg4::create_full_zone(impl_->prefix + "topsim.platforms");
   impl_->own_root = true;
-  auto* zone = impl_->root->get_impl();
-  const auto* lender = shared.root->get_impl();
-  zone->set_network_model(lender->get_network_model());
-  zone->set_cpu_pm_model(lender->get_cpu_pm_model());
-  zone->set_cpu_vm_model(lender->get_cpu_vm_model());
-  zone->set_disk_model(lender->get_disk_model());
-  zone->set_host_model(lender->get_host_model());
+  lend_models(impl_->root, shared.root);
+}
+
+void lend_models(sg4::NetZone* zone, const sg4::NetZone* lender) {
+  auto* impl = zone->get_impl();
+  const auto* from = lender->get_impl();
+  impl->set_network_model(from->get_network_model());
+  impl->set_cpu_pm_model(from->get_cpu_pm_model());
+  impl->set_cpu_vm_model(from->get_cpu_vm_model());
+  impl->set_disk_model(from->get_disk_model());
+  impl->set_host_model(from->get_host_model());
 }
 
 Simulator::~Simulator() = default;
@@ -282,12 +253,9 @@ std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions
   sg4::NetZone* flows = sg4::create_full_zone(p.prefix + topology.name() + ".flows");
   flows->set_parent(impl_->root);
   // A communicator's table when it serves this platform: its routes are not found again.
-  std::unique_ptr<RouteTable> own;
-  RouteTable* table = needs.routes.get();
-  if (table == nullptr || !table->serves(topology, options)) {
-    own = std::make_unique<RouteTable>(topology, options);
-    table = own.get();
-  }
+  std::shared_ptr<RouteTable> table = needs.routes;
+  if (table == nullptr || !table->serves(topology, options)) table = std::make_shared<RouteTable>(topology, options);
+  p.table = table;
   ResourceMap resources(*table, flows, p.prefix, p.tracked ? &p.links : nullptr);
   // One timer host per GPU, in a zone without routes: SimGrid keeps a host's running
   // activities in a list, so a single timer for thousands of concurrent delays is quadratic.
@@ -338,16 +306,19 @@ std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions
     const RouteTable::Entry& route = table->route(pair.first, pair.second);
     std::vector<sg4::LinkInRoute> links;
     LinkIds* ids = p.tracked ? &p.pair_links[pair] : nullptr;
+    PairRoute& pair_route = p.pairs[pair];
     for (const ResourceUse& u : route.uses) {
       resources.track(u, ids);
       links.push_back(resources.link(u));
       ConstraintKey key = table->key(u);
       if (pinned.size() <= key) pinned.resize(key + 1, false);
       pinned[key] = true;
+      pair_route.keys.push_back(key);
     }
     zone->add_route(p.hosts[pair.first]->get_netpoint(), p.hosts[pair.second]->get_netpoint(), nullptr, nullptr, links,
                     false);
-    p.pairs[pair] = PairRoute{route.latency_s, route.bottleneck_Bps};
+    pair_route.latency_s = route.latency_s;
+    pair_route.bottleneck_Bps = route.bottleneck_Bps;
   }
   // Composite flows: every route's resources first, then only the constraints that can bind
   // (distinct_constraints.hpp); pair routes' constraints stay, since any transfer may load them.
@@ -366,15 +337,17 @@ std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions
     }
     p.composite_bottleneck_Bps.push_back(bottleneck_Bps);
   }
-  std::vector<double> key_capacity_Bps;
+  std::vector<double>& key_capacity_Bps = p.key_capacity_Bps;
   for (const Resource& r : table->resources()) key_capacity_Bps.insert(key_capacity_Bps.end(), 2, r.capacity_Bps);
   pinned.resize(key_capacity_Bps.size(), false);
-  std::vector<std::vector<ConstraintKey>> keys(uses.size());
+  std::vector<std::vector<ConstraintKey>>& keys = p.composite_keys;
+  keys.resize(uses.size());
   for (std::size_t c = 0; c < uses.size(); ++c)
     for (const ResourceUse& u : uses[c]) keys[c].push_back(table->key(u));
   std::vector<bool> keep = impl_->reduce ? distinct_constraints(keys, key_capacity_Bps, pinned)
                                          : std::vector<bool>(key_capacity_Bps.size(), true);
   for (std::size_t c = 0; c < needs.composites.size(); ++c) {
+    p.composite_cap_Bps.push_back(needs.composites[c].cap_Bps.value_or(0.0));
     std::vector<sg4::LinkInRoute> links;
     for (const ResourceUse& u : uses[c])
       if (keep[table->key(u)]) links.push_back(resources.link(u));
@@ -406,17 +379,16 @@ std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions
   return impl_->platforms.size() - 1;
 }
 
-std::vector<OpTiming> Simulator::run(std::size_t platform, const Schedule& schedule) {
-  const Platform& p = impl_->platforms.at(platform);
-  auto timer = [&](int gpu) { return p.timers[gpu >= 0 && gpu < p.gpus ? gpu : 0]; };
-  auto check_size = [](double size_B) {
-    if (!(size_B >= 0) || size_B > static_cast<double>(std::numeric_limits<uint64_t>::max() / 2))
-      throw std::invalid_argument("Simulator: transfer size out of range");
-    return static_cast<uint64_t>(std::llround(size_B));
-  };
-  // Validate everything before anything reaches SimGrid.
-  std::vector<std::vector<std::size_t>> successors(schedule.ops.size());
-  std::vector<std::size_t> waiting(schedule.ops.size(), 0);
+namespace {
+
+uint64_t checked_size(double size_B) {
+  if (!(size_B >= 0) || size_B > static_cast<double>(std::numeric_limits<uint64_t>::max() / 2))
+    throw std::invalid_argument("Simulator: transfer size out of range");
+  return static_cast<uint64_t>(std::llround(size_B));
+}
+
+// Everything the engine will be asked, checked before anything reaches SimGrid.
+void check_schedule(const Platform& p, const Schedule& schedule) {
   for (std::size_t i = 0; i < schedule.ops.size(); ++i) {
     const Op& op = schedule.ops[i];
     if (op.kind == Op::Kind::delay && (!(op.delay_s >= 0) || !std::isfinite(op.delay_s)))
@@ -426,18 +398,44 @@ std::vector<OpTiming> Simulator::run(std::size_t platform, const Schedule& sched
                                   std::to_string(op.dst_gpu));
     if (op.kind == Op::Kind::composite && op.composite >= p.composites.size())
       throw std::invalid_argument("Simulator: undeclared composite route");
-    if (op.kind != Op::Kind::delay) check_size(op.size_B);
-    for (std::size_t before : op.after) {
+    if (op.kind != Op::Kind::delay) checked_size(op.size_B);
+    for (std::size_t before : op.after)
       if (before >= i) throw std::invalid_argument("Simulator: an op may only wait for earlier ops");
-      successors[before].push_back(i);
-      ++waiting[i];
-    }
   }
+}
+
+}  // namespace
+
+std::vector<OpTiming> Simulator::run(std::size_t platform, const Schedule& schedule) {
+  const Platform& p = impl_->platforms.at(platform);
+  check_schedule(p, schedule);
   if (!impl_->sealed) {
     impl_->root->seal();
     impl_->sealed = true;
   }
+  // Link usage reports every link of the full system; the representative one has a link per
+  // class. Everything else (times, the invariants) is the same in both.
+  if (impl_->represent && !impl_->track) {
+    std::string prefix = impl_->prefix + "r" + std::to_string(impl_->representative_runs++) + ".";
+    if (auto reduced = representative_run(p, schedule, prefix, impl_->shared->root, impl_->check)) {
+      impl_->simulated_ops = reduced->schedule.ops.size();
+      return expand(*reduced, impl_->execute(reduced->platform, reduced->schedule, Impl::kNoPlatform));
+    }
+  }
+  impl_->simulated_ops = schedule.ops.size();
+  return impl_->execute(p, schedule, platform);
+}
 
+std::vector<OpTiming> Simulator::Impl::execute(const Platform& p, const Schedule& schedule, std::size_t platform) {
+  auto timer = [&](int gpu) { return p.timers[gpu >= 0 && gpu < p.gpus ? gpu : 0]; };
+  auto check_size = checked_size;
+  std::vector<std::vector<std::size_t>> successors(schedule.ops.size());
+  std::vector<std::size_t> waiting(schedule.ops.size(), 0);
+  for (std::size_t i = 0; i < schedule.ops.size(); ++i)
+    for (std::size_t before : schedule.ops[i].after) {
+      successors[before].push_back(i);
+      ++waiting[i];
+    }
   // Ops are created only when their last dependency finishes: SimGrid scans the activities it
   // holds on every completion, so handing it a whole DAG up front is quadratic in its size.
   // A transfer is two stages, its route latency (an Exec on the sender's timer) then its bytes.
@@ -462,17 +460,17 @@ std::vector<OpTiming> Simulator::run(std::size_t platform, const Schedule& sched
   };
   std::map<std::size_t, Moving> moving;  ///< by op index: a fixed order, so sums are reproducible
   double last_event_s = 0;
-  const bool track = p.tracked;
-  std::vector<double> moved_B(track ? schedule.ops.size() : 0, 0.0);
-  if (track) {
-    impl_->segments.clear();
-    impl_->last_platform = platform;
+  const bool tracking = p.tracked;
+  std::vector<double> moved_B(tracking ? schedule.ops.size() : 0, 0.0);
+  if (tracking) {
+    segments.clear();
+    if (platform != kNoPlatform) last_platform = platform;
   }
   auto sample = [&](const sg4::Activity* done, double now_s) {
     for (auto& [op, m] : moving) {
       double remaining = m.activity == done ? 0.0 : m.activity->get_remaining();
       if (m.remaining_B - remaining > 0) {
-        impl_->segments.push_back({last_event_s, now_s, m.links, m.remaining_B - remaining});
+        segments.push_back({last_event_s, now_s, m.links, m.remaining_B - remaining});
         moved_B[op] += m.remaining_B - remaining;
       }
       m.remaining_B = remaining;
@@ -493,16 +491,16 @@ std::vector<OpTiming> Simulator::run(std::size_t platform, const Schedule& sched
     } else if (op.kind == Op::Kind::transfer) {
       stage = 1;
       act = sg4::Comm::sendto_init(p.hosts[op.src_gpu], p.hosts[op.dst_gpu])->set_payload_size(check_size(op.size_B));
-      if (track) moving[i] = {act.get(), &p.pair_links.at({op.src_gpu, op.dst_gpu}), static_cast<double>(check_size(op.size_B))};
+      if (tracking) moving[i] = {act.get(), &p.pair_links.at({op.src_gpu, op.dst_gpu}), static_cast<double>(check_size(op.size_B))};
     } else {
       const auto& [in, out] = p.composites[op.composite];
       act = sg4::Comm::sendto_init(in, out)->set_payload_size(check_size(op.size_B));
-      if (track) moving[i] = {act.get(), &p.composite_links[op.composite], static_cast<double>(check_size(op.size_B))};
+      if (tracking) moving[i] = {act.get(), &p.composite_links[op.composite], static_cast<double>(check_size(op.size_B))};
     }
     stage_of[act.get()] = {act, i, stage};
     act->start();
   };
-  impl_->shared->on_done = [&](const sg4::Activity& act) {
+  shared->on_done = [&](const sg4::Activity& act) {
     auto it = stage_of.find(&act);
     if (it == stage_of.end()) return;
     // Activities completed by earlier callbacks are released now; this one is still in use by
@@ -510,7 +508,7 @@ std::vector<OpTiming> Simulator::run(std::size_t platform, const Schedule& sched
     finished_earlier.clear();
     finished_earlier.push_back(it->second.activity);
     std::size_t i = it->second.op;
-    if (track) {
+    if (tracking) {
       sample(&act, sg4::Engine::get_clock() - start);
       moving.erase(it->second.op);
     }
@@ -528,22 +526,26 @@ std::vector<OpTiming> Simulator::run(std::size_t platform, const Schedule& sched
   };
   for (std::size_t i = 0; i < schedule.ops.size(); ++i)
     if (waiting[i] == 0) launch(i, 0);
-  impl_->shared->engine->run();
-  impl_->shared->on_done = nullptr;
+  shared->engine->run();
+  shared->on_done = nullptr;
   if (finished != schedule.ops.size())
     throw std::logic_error("Simulator: " + std::to_string(schedule.ops.size() - finished) +
                            " ops did not finish (engine failure)");
-  if (track) {
-    impl_->last_duration_s = 0;
-    for (const OpTiming& t : timings) impl_->last_duration_s = std::max(impl_->last_duration_s, t.finish_s);
+  if (tracking) {
+    last_duration_s = 0;
+    for (const OpTiming& t : timings) last_duration_s = std::max(last_duration_s, t.finish_s);
   }
-  if (impl_->check) check_run(p, impl_->segments, schedule, timings, moved_B);
+  if (check) check_run(p, segments, schedule, timings, moved_B);
   return timings;
 }
 
 void Simulator::check_invariants(bool on) { impl_->check = on; }
 
 void Simulator::reduce_identical(bool on) { impl_->reduce = on; }
+
+void Simulator::represent_identical(bool on) { impl_->represent = on; }
+
+std::size_t Simulator::simulated_ops() const { return impl_->simulated_ops; }
 
 
 void Simulator::track_links() { impl_->track = true; }

@@ -61,6 +61,17 @@ class Simulator {
   /// Applies to platforms added after the call.
   void reduce_identical(bool on);
 
+  /// On by default: each run simulates one op per class of identical work, each class's flow
+  /// crossing one link per class of identical constraints as often as the class's ops cross one
+  /// of them, and gives every op its class's times (exact: src/engine/representatives.hpp).
+  /// Runs whose ops are all distinct, and every run while links are tracked (track_links), are
+  /// simulated in full. Off simulates every op, for comparing the two.
+  void represent_identical(bool on);
+
+  /// Ops SimGrid ran in the most recent run: the schedule's, or its representative run's
+  /// (transfers there are two: latency, then bytes). 0 before any run.
+  std::size_t simulated_ops() const;
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
