@@ -1,6 +1,7 @@
 // topsim plan MODEL --gpus N --topology T: every layout that fits, simulated, ranked by throughput.
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "cli/train_common.hpp"
 #include "llm/bounds.hpp"
@@ -118,30 +119,32 @@ void add_plan_command(CLI::App& app, Context& context) {
     std::vector<std::pair<std::size_t, std::pair<LlmLayout, LlmResult>>> done;
     std::vector<double> fastest;  // the `needed` lowest iteration times so far, ascending
     auto excluded = [&](const Pending& p) { return fastest.size() >= needed && p.floor_s > fastest.back(); };
-    // --jobs layouts at a time, each in a process of its own (util/processes.hpp). A batch holds
-    // only layouts that what is known so far does not exclude, and its results are taken in floor
-    // order with the same test, so the layouts kept (and the count printed) are a serial search's
-    // whatever --jobs is: a batch wastes at most jobs - 1 simulations past the stop.
-    const std::size_t jobs = static_cast<std::size_t>(std::max(1, *jobs_wanted));
+    // --jobs layouts at a time, each in a process of its own (util/processes.hpp), as a queue: a
+    // layout starts when a process is free, if the results taken so far do not exclude it, and
+    // the results are taken in floor order with the same test. Results arriving early only make
+    // the queue hand out layouts a serial search would skip, never skip one it would simulate,
+    // and taking in order discards them: the layouts kept (and the count printed) are a serial
+    // search's whatever --jobs is.
+    const int jobs = std::max(1, *jobs_wanted);
     std::size_t next = 0;
-    bool stop = false;
-    while (!stop && next < pending.size()) {
-      std::vector<std::size_t> batch;
-      for (std::size_t k = next; k < pending.size() && batch.size() < jobs && !excluded(pending[k]); ++k) batch.push_back(k);
-      if (batch.empty()) break;
-      std::vector<std::string> answers = run_in_processes(batch, static_cast<int>(jobs), [&](std::size_t k) {
-        return to_bytes(simulate_iteration(topology, ws.catalog(), model, pending[k].candidate->layout, options));
-      });
-      for (std::size_t i = 0; i < batch.size() && !stop; ++i) {
-        const Pending& p = pending[batch[i]];
-        if ((stop = excluded(p))) break;
-        LlmResult r = llm_result_from_bytes(answers[i]);
-        fastest.insert(std::upper_bound(fastest.begin(), fastest.end(), r.iteration_s), r.iteration_s);
-        if (fastest.size() > needed) fastest.pop_back();
-        done.push_back({p.order, {p.candidate->layout, std::move(r)}});
-      }
-      next += batch.size();
-    }
+    run_queue(
+        [&]() -> std::optional<std::size_t> {
+          if (next >= pending.size() || excluded(pending[next])) return std::nullopt;
+          return next++;
+        },
+        jobs,
+        [&](std::size_t k) {
+          return to_bytes(simulate_iteration(topology, ws.catalog(), model, pending[k].candidate->layout, options));
+        },
+        [&](std::size_t k, std::string&& answer) {
+          const Pending& p = pending[k];
+          if (excluded(p)) return false;
+          LlmResult r = llm_result_from_bytes(answer);
+          fastest.insert(std::upper_bound(fastest.begin(), fastest.end(), r.iteration_s), r.iteration_s);
+          if (fastest.size() > needed) fastest.pop_back();
+          done.push_back({p.order, {p.candidate->layout, std::move(r)}});
+          return true;
+        });
     std::sort(done.begin(), done.end(), [](const auto& a, const auto& b) {
       return a.second.second.iteration_s != b.second.second.iteration_s ? a.second.second.iteration_s < b.second.second.iteration_s
                                                                         : a.first < b.first;

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 
 #include "util/bytes.hpp"
@@ -36,7 +37,7 @@ bool write_all(int fd, const std::string& bytes) {
 struct Child {
   pid_t pid = -1;
   int fd = -1;
-  std::size_t slot = 0;  // position in items
+  std::size_t slot = 0;  // position in the hand-out order
   std::string bytes;
 };
 
@@ -76,13 +77,44 @@ int usable_cpus() {
   return online > 0 ? static_cast<int>(online) : 1;
 }
 
-std::vector<std::string> run_in_processes(const std::vector<std::size_t>& items, int jobs,
-                                          const std::function<std::string(std::size_t)>& work) {
-  std::vector<std::string> out(items.size());
+namespace {
+
+void stop_all(std::vector<Child>& running) {
+  for (const Child& c : running) {
+    ::kill(c.pid, SIGKILL);
+    ::close(c.fd);
+    int status = 0;
+    while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  running.clear();
+}
+
+[[noreturn]] void rethrow(const std::string& a) {
+  const std::string body = a.substr(1);
+  switch (static_cast<Answer>(a.front())) {
+    case Answer::input: {
+      ByteReader fields(body, "an InputError from a child process, damaged");
+      const auto file = fields.get<std::string>(), pointer = fields.get<std::string>(), message = fields.get<std::string>();
+      throw InputError(file, pointer, message);
+    }
+    case Answer::usage: throw UsageError(body);
+    default: throw std::runtime_error(body);
+  }
+}
+
+}  // namespace
+
+void run_queue(const std::function<std::optional<std::size_t>()>& next, int jobs,
+               const std::function<std::string(std::size_t)>& work,
+               const std::function<bool(std::size_t, std::string&&)>& take) {
   jobs = std::max(jobs, 1);
+  std::vector<std::size_t> handed;                  // items, in the order next() gave them
+  std::vector<std::optional<std::string>> answers;  // by position: the child's whole answer
   std::vector<Child> running;
-  std::size_t next = 0;
-  std::vector<std::pair<std::size_t, std::string>> failures;  // (slot, answer)
+  std::size_t delivered = 0;
+  bool more = true;
+  bool failed = false;  // an answer is an error: launch nothing more
   auto start = [&](std::size_t slot) {
     int pipe_fds[2];
     if (::pipe(pipe_fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
@@ -96,15 +128,40 @@ std::vector<std::string> run_in_processes(const std::vector<std::size_t>& items,
     if (pid == 0) {
       ::close(pipe_fds[0]);
       for (const Child& c : running) ::close(c.fd);
-      child_main(pipe_fds[1], items[slot], work);
+      child_main(pipe_fds[1], handed[slot], work);
     }
     ::close(pipe_fds[1]);
     running.push_back({pid, pipe_fds[0], slot, {}});
   };
   try {
-    while (next < items.size() || !running.empty()) {
-      while (next < items.size() && static_cast<int>(running.size()) < jobs && failures.empty()) start(next++);
-      if (running.empty()) break;
+    while (true) {
+      // Answers in hand-out order: an early one waits for those before it, and the first
+      // failure in that order is the one a serial run would have met.
+      while (delivered < answers.size() && answers[delivered]) {
+        std::string& a = *answers[delivered];
+        if (a.front() != static_cast<char>(Answer::ok)) {
+          stop_all(running);
+          rethrow(a);
+        }
+        const bool again = take(handed[delivered], a.substr(1));
+        answers[delivered].reset();
+        ++delivered;
+        if (!again) {
+          stop_all(running);
+          return;
+        }
+      }
+      while (more && !failed && static_cast<int>(running.size()) < jobs) {
+        std::optional<std::size_t> item = next();
+        if (!item) {
+          more = false;
+          break;
+        }
+        handed.push_back(*item);
+        answers.emplace_back();
+        start(handed.size() - 1);
+      }
+      if (running.empty()) return;
       std::vector<pollfd> fds;
       for (const Child& c : running) fds.push_back({c.fd, POLLIN, 0});
       if (::poll(fds.data(), fds.size(), -1) < 0) {
@@ -126,42 +183,30 @@ std::vector<std::string> run_in_processes(const std::vector<std::size_t>& items,
         while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
         }
         const bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0 && !c.bytes.empty();
-        if (!clean) {
-          failures.push_back({c.slot, std::string(1, static_cast<char>(Answer::other)) + "the child process for item " +
-                                          std::to_string(items[c.slot]) + " ended abnormally (status " +
-                                          std::to_string(status) + ") without an answer"});
-        } else if (c.bytes.front() == static_cast<char>(Answer::ok)) {
-          out[c.slot] = c.bytes.substr(1);
-        } else {
-          failures.push_back({c.slot, c.bytes});
-        }
+        answers[c.slot] = clean ? std::move(c.bytes)
+                                : std::string(1, static_cast<char>(Answer::other)) + "the child process for item " +
+                                      std::to_string(handed[c.slot]) + " ended abnormally (status " +
+                                      std::to_string(status) + ") without an answer";
+        failed = failed || answers[c.slot]->front() != static_cast<char>(Answer::ok);
         running.erase(running.begin() + static_cast<long>(k));
       }
     }
   } catch (...) {
-    for (const Child& c : running) {
-      ::kill(c.pid, SIGKILL);
-      ::close(c.fd);
-      int status = 0;
-      while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
-      }
-    }
+    stop_all(running);
     throw;
   }
-  if (failures.empty()) return out;
-  // The first failing item in items' order, as a serial run would have met it.
-  auto first = std::min_element(failures.begin(), failures.end());
-  const std::string& a = first->second;
-  const std::string body = a.substr(1);
-  switch (static_cast<Answer>(a.front())) {
-    case Answer::input: {
-      ByteReader fields(body, "an InputError from a child process, damaged");
-      const auto file = fields.get<std::string>(), pointer = fields.get<std::string>(), message = fields.get<std::string>();
-      throw InputError(file, pointer, message);
-    }
-    case Answer::usage: throw UsageError(body);
-    default: throw std::runtime_error(body);
-  }
+}
+
+std::vector<std::string> run_in_processes(const std::vector<std::size_t>& items, int jobs,
+                                          const std::function<std::string(std::size_t)>& work) {
+  std::vector<std::string> out(items.size());
+  std::size_t given = 0, taken = 0;
+  run_queue([&]() -> std::optional<std::size_t> { return given < items.size() ? std::optional(items[given++]) : std::nullopt; },
+            jobs, work, [&](std::size_t, std::string&& answer) {
+              out[taken++] = std::move(answer);
+              return true;
+            });
+  return out;
 }
 
 }  // namespace topsim

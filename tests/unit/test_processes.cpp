@@ -53,6 +53,41 @@ TEST_CASE("processes: a child's error is the serial run's first, with its type a
   CHECK_THROWS_WITH(run_in_processes({4, 5}, 2, work), "item four is wrong");
 }
 
+TEST_CASE("processes: a queue takes answers in hand-out order and stops where take says") {
+  // Item 0 sleeps 200 ms, so with 3 jobs items 1 and 2 finish first; take still sees 0, 1, 2.
+  // take stops at the item whose answer is 12 (item 3 of 0..9): items after it are not taken.
+  auto work = [](std::size_t i) {
+    if (i == 0) ::usleep(200000);
+    return std::to_string(i * 4);
+  };
+  for (int jobs : {1, 3}) {
+    INFO("jobs " << jobs);
+    std::size_t next = 0;
+    std::vector<std::size_t> taken;
+    run_queue([&]() -> std::optional<std::size_t> { return next < 10 ? std::optional(next++) : std::nullopt; }, jobs, work,
+              [&](std::size_t item, std::string&& answer) {
+                CHECK(answer == std::to_string(item * 4));
+                taken.push_back(item);
+                return answer != "12";
+              });
+    CHECK(taken == std::vector<std::size_t>{0, 1, 2, 3});
+    // One job is a serial run: items 0-3 handed out, no more. With three, the free processes
+    // went on while item 0 slept (answers not taken are thrown away).
+    if (jobs == 1) CHECK(next == 4);
+  }
+  // What take learns changes what next gives: after item 5's answer, next gives nothing more.
+  std::size_t next = 5;
+  bool seen_five = false;
+  std::vector<std::size_t> taken;
+  run_queue([&]() -> std::optional<std::size_t> { return seen_five || next >= 10 ? std::nullopt : std::optional(next++); }, 1,
+            work, [&](std::size_t item, std::string&&) {
+              taken.push_back(item);
+              seen_five = seen_five || item == 5;
+              return true;
+            });
+  CHECK(taken == std::vector<std::size_t>{5});
+}
+
 TEST_CASE("processes: a child that dies without answering is an error naming its item") {
   auto work = [](std::size_t i) -> std::string {
     if (i == 7) ::_exit(3);
