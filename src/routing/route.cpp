@@ -252,6 +252,13 @@ int nearest_nic(const Topology& t, int gpu) {
   return tied[static_cast<std::size_t>(gpu) % tied.size()];
 }
 
+int NearestNics::of(int gpu) {
+  if (nic_.empty()) nic_.assign(static_cast<std::size_t>(topology_.gpu_count()), -1);
+  int& nic = nic_.at(static_cast<std::size_t>(gpu));
+  if (nic < 0) nic = nearest_nic(topology_, gpu);
+  return nic;
+}
+
 Route find_route_via(const Topology& t, int src_gpu, int src_nic, int dst_nic, int dst_gpu, const RouteOptions& options) {
   Vertex src = t.gpu(src_gpu), dst = t.gpu(dst_gpu);
   Vertex a = t.nics().at(static_cast<std::size_t>(src_nic)), b = t.nics().at(static_cast<std::size_t>(dst_nic));
@@ -271,7 +278,8 @@ namespace {
 // NCCL's PXN: the source's bytes cross NVLink to the GPU of its server beside a NIC on the
 // destination NIC's network (rail-only, multi-plane), which sends them. The lowest-ordinal
 // such NIC is used; InputError when the server has none or no NVLink reaches its GPU.
-Route pxn_route(const Topology& t, int src_gpu, int dst_nic, int dst_gpu, const RouteOptions& options) {
+Route pxn_route(const Topology& t, int src_gpu, int dst_nic, int dst_gpu, const RouteOptions& options,
+                NearestNics& nearest) {
   Vertex src = t.gpu(src_gpu), dst = t.gpu(dst_gpu);
   int island = t.device(t.nics().at(static_cast<std::size_t>(dst_nic))).island;
   auto fail_pxn = [&](const std::string& why) -> Route {
@@ -287,7 +295,7 @@ Route pxn_route(const Topology& t, int src_gpu, int dst_nic, int dst_gpu, const 
     const Device& n = t.device(nic);
     if (n.island != island) continue;
     for (int proxy = first; proxy <= last; ++proxy) {
-      if (nearest_nic(t, proxy) != n.nic_index) continue;
+      if (nearest.of(proxy) != n.nic_index) continue;
       if (proxy == src_gpu) return find_route_via(t, src_gpu, n.nic_index, dst_nic, dst_gpu, options);
       std::optional<Route> hop = options.peer_access ? nvlink_route(t, src, t.gpu(proxy)) : std::nullopt;
       if (!hop) {
@@ -314,7 +322,7 @@ Route pxn_route(const Topology& t, int src_gpu, int dst_nic, int dst_gpu, const 
 
 }  // namespace
 
-Route find_route(const Topology& t, int src_gpu, int dst_gpu, const RouteOptions& options) {
+Route find_route(const Topology& t, int src_gpu, int dst_gpu, const RouteOptions& options, NearestNics* nearest) {
   if (src_gpu == dst_gpu) throw std::invalid_argument("find_route: source and destination are the same GPU");
   Vertex src = t.gpu(src_gpu);
   Vertex dst = t.gpu(dst_gpu);
@@ -325,11 +333,13 @@ Route find_route(const Topology& t, int src_gpu, int dst_gpu, const RouteOptions
       route = pcie_peer_route(t, src, dst);
   }
   if (!route && t.node_of(src_gpu) != t.node_of(dst_gpu)) {
-    int src_nic = nearest_nic(t, src_gpu), dst_nic = nearest_nic(t, dst_gpu);
+    std::optional<NearestNics> own;
+    if (nearest == nullptr) nearest = &own.emplace(t);
+    int src_nic = nearest->of(src_gpu), dst_nic = nearest->of(dst_gpu);
     if (t.device(t.nics().at(static_cast<std::size_t>(src_nic))).island ==
         t.device(t.nics().at(static_cast<std::size_t>(dst_nic))).island)
       return find_route_via(t, src_gpu, src_nic, dst_nic, dst_gpu, options);
-    return pxn_route(t, src_gpu, dst_nic, dst_gpu, options);
+    return pxn_route(t, src_gpu, dst_nic, dst_gpu, options, *nearest);
   }
   if (!route) route = host_route(t, src, dst, options.mode == TransferMode::copy_engine);
   std::vector<Hop>& hops = route->path.hops;

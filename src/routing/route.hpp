@@ -102,7 +102,10 @@ unsigned long long ecmp_hash(unsigned long long src_nic, unsigned long long dst_
 /// Route between two GPUs (CUDA ordinals, src != dst). Throws InputError when NVSwitch planes
 /// are wired so unevenly that striping cannot be modelled as one bundled path. GPUs of
 /// different servers without an NVLink path go through their nearest NICs.
-Route find_route(const Topology& topology, int src_gpu, int dst_gpu, const RouteOptions& options);
+/// `nearest`: each GPU's nearest NIC, found once per GPU (a RouteTable's), or null to search.
+class NearestNics;
+Route find_route(const Topology& topology, int src_gpu, int dst_gpu, const RouteOptions& options,
+                 NearestNics* nearest = nullptr);
 
 /// Route between GPUs of different servers through given NICs (ordinals): GPUDirect RDMA when
 /// GPU and NIC share a PCIe switch tree (nvidia-smi PIX or PXB), else through host memory;
@@ -113,6 +116,18 @@ Route find_route_via(const Topology& topology, int src_gpu, int src_nic, int dst
 /// The NIC a GPU uses by default: among its server's NICs, the fewest PCIe hops away; ties go
 /// round-robin by GPU ordinal (GPU0 and GPU1 sharing NIC0 and NIC1 take one each).
 int nearest_nic(const Topology& topology, int gpu);
+
+/// nearest_nic of each GPU of one topology, searched on first use: an alltoall's pair routes ask
+/// it twice per pair (and PXN once per GPU of the server), 2 million times at 1,024 GPUs.
+class NearestNics {
+ public:
+  explicit NearestNics(const Topology& topology) : topology_(topology) {}
+  int of(int gpu);
+
+ private:
+  const Topology& topology_;
+  std::vector<int> nic_;  ///< by GPU ordinal; -1 until searched
+};
 
 /// Capacity of a hop in bytes/s under a transfer mode; nullopt when the hop imposes no limit (a
 /// GPU without a published copy-engine limit).

@@ -25,7 +25,7 @@ std::string hop_class(const Topology& t, const Hop& hop) {
 }  // namespace
 
 RouteTable::RouteTable(const Topology& topology, RouteOptions options)
-    : topology_(topology), options_(std::move(options)), table_(topology, options_.mode) {}
+    : topology_(topology), options_(std::move(options)), table_(topology, options_.mode), nearest_(topology) {}
 
 bool RouteTable::serves(const Topology& topology, const RouteOptions& options) const {
   return &topology == &topology_ && options.peer_access == options_.peer_access &&
@@ -74,7 +74,7 @@ const RouteTable::Entry& RouteTable::route(int src_gpu, int dst_gpu, int src_nic
   auto found = entries_.find(k);
   if (found != entries_.end()) return found->second;
   Route route = src_nic >= 0 && dst_nic >= 0 ? find_route_via(topology_, src_gpu, src_nic, dst_nic, dst_gpu, options_)
-                                             : find_route(topology_, src_gpu, dst_gpu, options_);
+                                             : find_route(topology_, src_gpu, dst_gpu, options_, &nearest_);
   Entry e;
   e.kind = route.kind;
   e.latency_s = path_latency_s(topology_, route.path);

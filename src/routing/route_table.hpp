@@ -61,6 +61,7 @@ class RouteTable {
   const Topology& topology_;
   RouteOptions options_;
   ResourceTable table_;
+  NearestNics nearest_;  ///< each GPU's nearest NIC, searched once
   std::unordered_map<Key, Entry, KeyHash> entries_;
   std::vector<std::string> names_;    ///< by key
   std::vector<std::string> classes_;  ///< by resource
