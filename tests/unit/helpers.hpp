@@ -36,14 +36,19 @@ inline Topology bundled(const std::string& name) {
   return Topology::build(load_topology_spec(data_path("topologies/" + name + ".json")), catalog());
 }
 
-/// A bundled server replicated `nodes` times under its default fabric, as `--nodes` does.
-inline Topology replicated(const std::string& name, int nodes, const std::string& nic = "", int nics_per_node = 0) {
+/// A bundled server's spec replicated `nodes` times under its default fabric, as `--nodes` does
+/// (before faults are applied to it).
+inline TopologySpec replicated_spec(const std::string& name, int nodes, const std::string& nic = "", int nics_per_node = 0) {
   ScaleOut scale;
   scale.nodes = nodes;
   scale.nic = nic;
   scale.nics_per_node = nics_per_node;
-  return Topology::build(replicate_server(load_topology_spec(data_path("topologies/" + name + ".json")), scale, catalog()),
-                         catalog());
+  return replicate_server(load_topology_spec(data_path("topologies/" + name + ".json")), scale, catalog());
+}
+
+/// The same, built.
+inline Topology replicated(const std::string& name, int nodes, const std::string& nic = "", int nics_per_node = 0) {
+  return Topology::build(replicated_spec(name, nodes, nic, nics_per_node), catalog());
 }
 
 /// A file under a fresh temporary directory; returns its path.

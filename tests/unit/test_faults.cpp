@@ -17,11 +17,7 @@ using namespace topsim::test;
 
 namespace {
 
-TopologySpec dgx_a100_cluster(int nodes) {
-  ScaleOut scale;
-  scale.nodes = nodes;
-  return replicate_server(load_topology_spec(data_path("topologies/dgx-a100.json")), scale, catalog());
-}
+TopologySpec dgx_a100_cluster(int nodes) { return replicated_spec("dgx-a100", nodes); }
 
 Topology with_faults(TopologySpec spec, const Faults& faults) {
   apply_faults(spec, faults);

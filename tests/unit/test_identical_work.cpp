@@ -7,6 +7,7 @@
 #include "collectives/communicator.hpp"
 #include "engine/distinct_constraints.hpp"
 #include "engine/simulator.hpp"
+#include "coll_helpers.hpp"
 #include "helpers.hpp"
 #include "util/units.hpp"
 
@@ -40,20 +41,6 @@ void check_reduced_equals_full(const Topology& t, const std::vector<int>& gpus, 
     CHECK(a.time_s == Approx(b.time_s).epsilon(1e-12));
     CHECK(a.bound == b.bound);
   }
-}
-
-std::vector<CollRequest> requests_of(std::initializer_list<CollOp> ops, std::initializer_list<double> sizes_B,
-                                     std::optional<Algo> algo = std::nullopt) {
-  std::vector<CollRequest> out;
-  for (CollOp op : ops)
-    for (double size : sizes_B) {
-      CollRequest r;
-      r.op = op;
-      r.size_B = size;
-      r.algo = algo;
-      out.push_back(r);
-    }
-  return out;
 }
 
 }  // namespace

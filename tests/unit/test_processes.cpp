@@ -143,9 +143,7 @@ TEST_CASE("result bytes: an LlmResult comes back bit for bit") {
 }
 
 TEST_CASE("ring search cache: identical servers search once, a server with a failed NVLink apart, same rings") {
-  ScaleOut scale;
-  scale.nodes = 4;
-  TopologySpec spec = replicate_server(load_topology_spec(data_path("topologies/dgx-a100.json")), scale, catalog());
+  TopologySpec spec = replicated_spec("dgx-a100", 4);
   Faults faults;
   faults.failed = {"n2.gpu3-n2.nvswitch1"};
   apply_faults(spec, faults);

@@ -9,6 +9,7 @@
 #include "collectives/communicator.hpp"
 #include "engine/representatives.hpp"
 #include "engine/simulator.hpp"
+#include "coll_helpers.hpp"
 #include "helpers.hpp"
 #include "topology/faults.hpp"
 #include "util/units.hpp"
@@ -17,18 +18,6 @@ using namespace topsim;
 using namespace topsim::test;
 
 namespace {
-
-std::vector<CollRequest> requests_for(std::initializer_list<CollOp> ops, std::initializer_list<double> sizes_B) {
-  std::vector<CollRequest> out;
-  for (CollOp op : ops)
-    for (double size : sizes_B) {
-      CollRequest r;
-      r.op = op;
-      r.size_B = size;
-      out.push_back(r);
-    }
-  return out;
-}
 
 // Every request run twice on one platform: with one op per class of identical work, then with
 // every op. `reduces`: the representative run of the chosen candidate simulates fewer ops.
@@ -115,30 +104,28 @@ TEST_CASE("representatives: the classes of a small system, by hand") {
 TEST_CASE("representatives: one op per class gives the full system's times on identical servers") {
   // 4 DGX H100: alltoall's 992 pair flows fall into a few classes (same server, other server).
   Topology h100 = replicated("dgx-h100", 4);
-  check_represented_equals_full(h100, requests_for({CollOp::alltoall}, {1048576.0, kGiB}), true);
-  check_represented_equals_full(h100, requests_for({CollOp::allreduce, CollOp::allgather}, {1048576.0, kGiB}), false);
+  check_represented_equals_full(h100, requests_of({CollOp::alltoall}, {1048576.0, kGiB}), true);
+  check_represented_equals_full(h100, requests_of({CollOp::allreduce, CollOp::allgather}, {1048576.0, kGiB}), false);
 }
 
 TEST_CASE("representatives: a failed NIC or a straggler splits only the classes it touches") {
-  ScaleOut scale;
-  scale.nodes = 4;
-  TopologySpec spec = replicate_server(load_topology_spec(data_path("topologies/dgx-h100.json")), scale, catalog());
+  TopologySpec spec = replicated_spec("dgx-h100", 4);
   Faults nic;
   nic.failed = {"n1.mlx5_2"};
   TopologySpec without_nic = spec;
   apply_faults(without_nic, nic);
   Topology failed = Topology::build(without_nic, catalog());
-  check_represented_equals_full(failed, requests_for({CollOp::alltoall, CollOp::allreduce}, {kGiB}), false);
+  check_represented_equals_full(failed, requests_of({CollOp::alltoall, CollOp::allreduce}, {kGiB}), false);
   Faults slow;
   slow.stragglers = {Straggler{"n2.gpu3", 2.0}};
   TopologySpec with_straggler = spec;
   apply_faults(with_straggler, slow);
   Topology straggler = Topology::build(with_straggler, catalog());
-  check_represented_equals_full(straggler, requests_for({CollOp::alltoall, CollOp::allreduce}, {1048576.0, kGiB}), false);
+  check_represented_equals_full(straggler, requests_of({CollOp::alltoall, CollOp::allreduce}, {1048576.0, kGiB}), false);
 
   // The failed NIC's alltoall still folds: the servers and rails it does not touch are alike.
   Simulator sim;
-  CollRequest alltoall = requests_for({CollOp::alltoall}, {kGiB}).front();
+  CollRequest alltoall = requests_of({CollOp::alltoall}, {kGiB}).front();
   Communicator comm(failed, all_gpus(failed), nccl());
   PlatformRunner runner(sim, sim.add_platform(failed, comm.routes(), comm.needs({alltoall})));
   comm.run(alltoall, runner);
@@ -154,8 +141,8 @@ TEST_CASE("representatives: ECMP collisions on an oversubscribed three-tier fabr
                                catalog());
   RouteOptions ecmp;
   ecmp.routing = RoutingMode::ecmp;
-  check_represented_equals_full(t, requests_for({CollOp::alltoall}, {kGiB}), false, ecmp);
-  check_represented_equals_full(t, requests_for({CollOp::allreduce}, {kGiB}), false, ecmp);
+  check_represented_equals_full(t, requests_of({CollOp::alltoall}, {kGiB}), false, ecmp);
+  check_represented_equals_full(t, requests_of({CollOp::allreduce}, {kGiB}), false, ecmp);
 }
 
 TEST_CASE("representatives: a schedule with delays, a straggler's longer one and dependent rounds") {
