@@ -121,6 +121,8 @@ TopologySpec expand_cluster(const ClusterSpec& cluster, const TopologySpec& node
   if (cluster.nics_per_node > 0) nics.resize(static_cast<std::size_t>(cluster.nics_per_node));
   std::string nic_model = cluster.nic.empty() ? "" : resolve_nic_model(cluster.nic, catalog);
 
+  out.devices.reserve(node.devices.size() * static_cast<std::size_t>(cluster.nodes));
+  out.links.reserve(node.links.size() * static_cast<std::size_t>(cluster.nodes));
   for (int k = 0; k < cluster.nodes; ++k) {
     for (const auto& d : node.devices) {
       if (dropped.count(d.id)) continue;

@@ -1,7 +1,10 @@
 #include "topology/topology.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <map>
 #include <queue>
+#include <unordered_map>
 
 #include "util/error.hpp"
 #include "util/text.hpp"
@@ -163,7 +166,12 @@ Topology Topology::build(const TopologySpec& spec, const Catalog& catalog) {
   t.sources_ = spec.sources;
   t.nodes_ = spec.nodes;
 
-  std::map<std::string, Vertex> by_id;
+  // Hashed, not ordered: a 131,072-GPU cluster has a million ids, and the sorted list only an
+  // error message needs.
+  std::unordered_map<std::string, Vertex> by_id;
+  by_id.reserve(spec.devices.size());
+  t.graph_ = MovableGraph(spec.devices.size());
+  t.links_.reserve(spec.links.size());
   using Model = std::variant<GpuModel, SwitchModel, CpuModel, NicModel>;
   std::map<std::pair<DeviceType, std::string>, std::shared_ptr<const Model>> models;  ///< one copy per model
   std::map<std::string, std::shared_ptr<const NcclModel>> nccl_models;                ///< by architecture
@@ -172,6 +180,7 @@ Topology Topology::build(const TopologySpec& spec, const Catalog& catalog) {
     if (!slot) slot = std::make_shared<const Model>(make());
     return slot;
   };
+  Vertex next = 0;
   for (const DeviceSpec& ds : spec.devices) {
     auto previous = by_id.find(ds.id);
     if (previous != by_id.end())
@@ -219,34 +228,38 @@ Topology Topology::build(const TopologySpec& spec, const Catalog& catalog) {
         d.nic_index = static_cast<int>(t.nics_.size());
         break;
     }
-    Vertex v = boost::add_vertex(std::move(d), t.graph_);
-    by_id[ds.id] = v;
+    Vertex v = next++;
+    t.graph_[v] = std::move(d);
+    by_id.emplace(ds.id, v);
     if (ds.type == DeviceType::gpu) t.gpus_.push_back(v);
     if (ds.type == DeviceType::nic) t.nics_.push_back(v);
   }
   if (t.gpus_.empty()) fail(SourceRef{spec.file, "/devices"}, "no GPU in this topology; add a device of type \"gpu\"");
 
-  std::vector<std::string> ids;
-  for (const auto& entry : by_id) ids.push_back(entry.first);
   auto lookup = [&](const std::string& id, const SourceRef& where) {
     auto it = by_id.find(id);
-    if (it == by_id.end()) fail(where, unknown_name_message("device", id, ids));
+    if (it == by_id.end()) {
+      std::vector<std::string> ids;
+      for (const auto& entry : by_id) ids.push_back(entry.first);
+      std::sort(ids.begin(), ids.end());  // closest_match breaks ties by order
+      fail(where, unknown_name_message("device", id, ids));
+    }
     return it->second;
   };
 
   std::vector<Budget> budget(boost::num_vertices(t.graph_));
-  std::map<std::pair<Vertex, Vertex>, std::string> joined;
+  std::unordered_map<std::uint64_t, std::size_t> joined;  ///< (lower end << 32 | upper end) -> link
+  joined.reserve(spec.links.size());
   for (std::size_t i = 0; i < spec.links.size(); ++i) {
     const LinkSpec& ls = spec.links[i];
     Vertex a = lookup(ls.a, ls.where.at("a"));
     Vertex b = lookup(ls.b, ls.where.at("b"));
     if (a == b) fail(ls.where, "a link must join two different devices; both ends are '" + ls.a + "'");
-    auto key = std::minmax(a, b);
-    auto twin = joined.find(key);
-    if (twin != joined.end())
-      fail(ls.where, ls.a + " and " + ls.b + " are already linked at " + twin->second +
+    auto [low, high] = std::minmax(a, b);
+    auto [twin, fresh] = joined.emplace((static_cast<std::uint64_t>(low) << 32) | high, i);
+    if (!fresh)
+      fail(ls.where, ls.a + " and " + ls.b + " are already linked at " + spec.links[twin->second].where.pointer +
                          "; describe parallel links with one entry and \"count\"");
-    joined[key] = ls.where.pointer;
 
     const LinkModel& model = catalog.link(ls.model, ls.where.at("model"));
     const Device& da = t.graph_[a];

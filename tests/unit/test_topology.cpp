@@ -61,6 +61,27 @@ TEST_CASE("topology: a copied topology keeps its links") {
   CHECK(copy.link(e).model_name == "nvlink2");
 }
 
+TEST_CASE("topology: a moved topology keeps its graph, and moving does not copy it") {
+  Topology original = bundled("dgx1-v100");
+  const Device* gpu0 = &original.device(original.gpu(0));
+  std::size_t edges = boost::num_edges(original.graph());
+  Topology moved = std::move(original);
+  // The vertex storage itself changed hands: the device is where it was.
+  CHECK(&moved.device(moved.gpu(0)) == gpu0);
+  CHECK(boost::num_edges(moved.graph()) == edges);
+  // Every out-edge still names a link whose ends are its ends (the edge list's iterators survived).
+  for (Vertex v : boost::make_iterator_range(boost::vertices(moved.graph())))
+    for (Edge e : boost::make_iterator_range(boost::out_edges(v, moved.graph()))) {
+      const Link& link = moved.link(e);
+      CHECK((link.a == v || link.b == v));
+      CHECK(moved.other_end(e, v) == (link.a == v ? link.b : link.a));
+    }
+  Topology assigned = bundled("dgx-h100");
+  assigned = std::move(moved);
+  CHECK(&assigned.device(assigned.gpu(0)) == gpu0);
+  CHECK(assigned.name() == "dgx1-v100");
+}
+
 TEST_CASE("topology: each wiring error has its own message") {
   CHECK(tiny_error("\"id\": \"gpu1\"", "\"id\": \"gpu0\"") == "tiny.json:/devices/1/id: duplicate device id 'gpu0' (first defined at /devices/0)");
   CHECK(tiny_error("\"b\": \"gpu1\"", "\"b\": \"gpu9\"") ==
