@@ -49,6 +49,12 @@ std::optional<ResourceUse> ResourceTable::use(const Hop& hop) {
       throw std::logic_error("ResourceTable: hops of " + resources_[index].name + " differ in latency");
     return ResourceUse{index, up};
   };
+  if (hop.kind == Hop::Kind::link && hop.links.size() == 1 && hop.links.front().member < 0) {
+    // One whole link, already a resource of its own (most hops): no key to build.
+    const LinkUse& only = hop.links.front();
+    std::size_t owner = link_owner_[only.link];
+    if (owner != kNone && keys_[owner].size() == 1) return checked(owner, only.forward);
+  }
   if (hop.kind == Hop::Kind::link) {
     std::vector<LinkUse> members = hop.links;
     std::sort(members.begin(), members.end(),

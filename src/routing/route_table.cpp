@@ -1,6 +1,6 @@
 #include "routing/route_table.hpp"
 
-#include <functional>
+#include <algorithm>
 
 namespace topsim {
 
@@ -33,7 +33,7 @@ bool RouteTable::serves(const Topology& topology, const RouteOptions& options) c
          options.routing == options_.routing && options.seed == options_.seed && options.placement == options_.placement;
 }
 
-std::size_t RouteTable::KeyHash::operator()(const Key& k) const {
+std::size_t RouteTable::hash(const Key& k) {
   // splitmix64's finaliser over the four ordinals: libstdc++ hashes integers to themselves, and
   // GPU and NIC ordinals of one server differ only in their low bits.
   auto mix = [](std::uint64_t x) {
@@ -44,6 +44,20 @@ std::size_t RouteTable::KeyHash::operator()(const Key& k) const {
   std::uint64_t gpus = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.src)) << 32) | static_cast<std::uint32_t>(k.dst);
   std::uint64_t nics = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.src_nic)) << 32) | static_cast<std::uint32_t>(k.dst_nic);
   return static_cast<std::size_t>(mix(gpus ^ mix(nics)));
+}
+
+std::size_t RouteTable::slot_of(const Key& k) const {
+  std::size_t mask = slots_.size() - 1;
+  std::size_t at = hash(k) & mask;
+  while (slots_[at].entry != kEmpty && !(slots_[at].key == k)) at = (at + 1) & mask;
+  return at;
+}
+
+void RouteTable::grow() {
+  std::vector<Slot> old = std::move(slots_);
+  slots_.assign(std::max<std::size_t>(64, old.size() * 2), Slot{});
+  for (const Slot& s : old)
+    if (s.entry != kEmpty) slots_[slot_of(s.key)] = s;
 }
 
 ConstraintKey RouteTable::key(const ResourceUse& use) const {
@@ -71,20 +85,24 @@ void RouteTable::name_new_resources(const Hop& hop, const ResourceUse& use) {
 
 const RouteTable::Entry& RouteTable::route(int src_gpu, int dst_gpu, int src_nic, int dst_nic) {
   Key k{src_gpu, dst_gpu, src_nic, dst_nic};
-  auto found = entries_.find(k);
-  if (found != entries_.end()) return found->second;
+  if (slots_.empty()) grow();
+  std::size_t at = slot_of(k);
+  if (slots_[at].entry != kEmpty) return entries_[slots_[at].entry];
   Route route = src_nic >= 0 && dst_nic >= 0 ? find_route_via(topology_, src_gpu, src_nic, dst_nic, dst_gpu, options_)
                                              : find_route(topology_, src_gpu, dst_gpu, options_, &nearest_);
-  Entry e;
+  Entry& e = entries_.emplace_back();
   e.kind = route.kind;
   e.latency_s = path_latency_s(topology_, route.path);
   e.bottleneck_Bps = path_bandwidth_Bps(topology_, route.path, options_.mode);
+  e.uses.reserve(route.path.hops.size());
   for (const Hop& hop : route.path.hops)
     if (auto use = table_.use(hop)) {
       name_new_resources(hop, *use);
       e.uses.push_back(*use);
     }
-  return entries_.emplace(k, std::move(e)).first->second;
+  slots_[at] = Slot{k, static_cast<std::uint32_t>(entries_.size() - 1)};
+  if (2 * entries_.size() > slots_.size()) grow();
+  return e;
 }
 
 }  // namespace topsim

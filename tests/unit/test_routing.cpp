@@ -2,6 +2,7 @@
 
 #include "helpers.hpp"
 #include "routing/route.hpp"
+#include "routing/route_table.hpp"
 #include "routing/topo_matrix.hpp"
 
 using namespace topsim;
@@ -190,4 +191,33 @@ TEST_CASE("routing: the links each bundled server's copies use") {
     CHECK(r.planes == e.planes);
     CHECK(text(t, r) == e.path);
   }
+}
+
+TEST_CASE("routing: a route table finds each route once and its entries outlive its growth") {
+  Topology t = replicated("dgx-h100", 4);  // 32 GPUs: 992 GPU pairs, then 992 more through NIC 0
+  RouteOptions options;
+  options.mode = TransferMode::sm;
+  RouteTable table(t, options);
+  const RouteTable::Entry& first = table.route(0, 9);
+  std::vector<std::size_t> first_resources;
+  for (const ResourceUse& u : first.uses) first_resources.push_back(u.resource);
+  // Enough routes to grow the table's index many times over (it starts at 64 slots).
+  for (int s = 0; s < t.gpu_count(); ++s)
+    for (int d = 0; d < t.gpu_count(); ++d)
+      if (s != d) {
+        table.route(s, d);
+        if (t.node_of(s) != t.node_of(d)) table.route(s, d, 8 * t.node_of(s), 8 * t.node_of(d));
+      }
+  CHECK(&table.route(0, 9) == &first);
+  std::vector<std::size_t> after;
+  for (const ResourceUse& u : first.uses) after.push_back(u.resource);
+  CHECK(after == first_resources);
+  // Keyed by all four ordinals: through NIC 0 of each server is another entry than NCCL's nearest.
+  CHECK(&table.route(0, 9, 0, 8) != &first);
+  CHECK(&table.route(0, 9, 0, 8) == &table.route(0, 9, 0, 8));
+  // The same route as a fresh table finds, hop for hop: gpu0's SMs, then out of server 0.
+  Route direct = find_route(t, 0, 9, options);
+  CHECK(first.kind == RouteKind::network);
+  CHECK(first.latency_s == Approx(path_latency_s(t, direct.path)).epsilon(1e-12));
+  CHECK(first.bottleneck_Bps == Approx(path_bandwidth_Bps(t, direct.path, TransferMode::sm)).epsilon(1e-12));
 }
