@@ -1,6 +1,7 @@
 #include "engine/distinct_constraints.hpp"
 
-#include <map>
+#include <cstdint>
+#include <unordered_map>
 #include <stdexcept>
 #include <utility>
 
@@ -23,7 +24,20 @@ std::vector<bool> distinct_constraints(const std::vector<std::vector<ConstraintK
         u.emplace_back(static_cast<std::uint32_t>(r), 1);
     }
   std::vector<bool> keep(keys, false);
-  std::map<Users, ConstraintKey> narrowest;
+  // Hashed: only which key each distinct left-hand side keeps matters, not their order, and a
+  // 131,072-GPU tree has millions of them to compare.
+  struct UsersHash {
+    std::size_t operator()(const Users& u) const {
+      std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a over the (route, times) words
+      for (const auto& [route, times] : u) {
+        h = (h ^ route) * 0x100000001b3ULL;
+        h = (h ^ times) * 0x100000001b3ULL;
+      }
+      return static_cast<std::size_t>(h);
+    }
+  };
+  std::unordered_map<Users, ConstraintKey, UsersHash> narrowest;
+  narrowest.reserve(keys);
   for (ConstraintKey key = 0; key < keys; ++key) {
     if (pinned[key]) {
       keep[key] = true;

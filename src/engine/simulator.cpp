@@ -326,14 +326,23 @@ std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions
   for (std::size_t c = 0; c < needs.composites.size(); ++c) {
     LinkIds* ids = p.tracked ? &p.composite_links.emplace_back() : nullptr;
     double bottleneck_Bps = needs.composites[c].cap_Bps.value_or(std::numeric_limits<double>::infinity());
+    // Routes first, so that the uses are stored at their size (a composite of a tree's chain
+    // crosses hundreds of resources; grown by doubling they held up to twice that).
+    std::vector<const RouteTable::Entry*> routes;
+    routes.reserve(needs.composites[c].hops.size());
+    std::size_t crossed = 0;
     for (const CompositeHop& hop : needs.composites[c].hops) {
       check_pair({hop.src, hop.dst});
-      const RouteTable::Entry& route = table->route(hop.src, hop.dst, hop.src_nic, hop.dst_nic);
-      for (const ResourceUse& u : route.uses) {
+      routes.push_back(&table->route(hop.src, hop.dst, hop.src_nic, hop.dst_nic));
+      crossed += routes.back()->uses.size();
+    }
+    uses[c].reserve(crossed);
+    for (const RouteTable::Entry* route : routes) {
+      for (const ResourceUse& u : route->uses) {
         resources.track(u, ids);
         uses[c].push_back(u);
       }
-      bottleneck_Bps = std::min(bottleneck_Bps, route.bottleneck_Bps);
+      bottleneck_Bps = std::min(bottleneck_Bps, route->bottleneck_Bps);
     }
     p.composite_bottleneck_Bps.push_back(bottleneck_Bps);
   }
@@ -342,8 +351,10 @@ std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions
   pinned.resize(key_capacity_Bps.size(), false);
   std::vector<std::vector<ConstraintKey>>& keys = p.composite_keys;
   keys.resize(uses.size());
-  for (std::size_t c = 0; c < uses.size(); ++c)
+  for (std::size_t c = 0; c < uses.size(); ++c) {
+    keys[c].reserve(uses[c].size());
     for (const ResourceUse& u : uses[c]) keys[c].push_back(table->key(u));
+  }
   std::vector<bool> keep = impl_->reduce ? distinct_constraints(keys, key_capacity_Bps, pinned)
                                          : std::vector<bool>(key_capacity_Bps.size(), true);
   for (std::size_t c = 0; c < needs.composites.size(); ++c) {
