@@ -116,8 +116,7 @@ const Fabric::Arc& Fabric::arc(int from_rank, int to_rank, int rail) const {
     if (id < 0) {
       id = static_cast<int>(capacity_.size());
       capacity_.push_back(routes_->resources()[u.resource].capacity_Bps);
-      names_.push_back(routes_->name(k));
-      classes_.push_back(routes_->resource_class(u.resource));
+      keys_.push_back(k);
     }
     auto use = std::find_if(arc.uses.begin(), arc.uses.end(), [&](const auto& used) { return used.first == id; });
     if (use == arc.uses.end()) arc.uses.emplace_back(id, 1);

@@ -51,10 +51,13 @@ class Fabric {
   int rails() const;
   int resources() const { return static_cast<int>(capacity_.size()); }
   double capacity_Bps(int resource) const { return capacity_.at(static_cast<std::size_t>(resource)); }
-  const std::string& resource_name(int resource) const { return names_.at(static_cast<std::size_t>(resource)); }
+  /// The resource's name as RouteTable::name gives it (a reference into the route table).
+  const std::string& resource_name(int resource) const { return routes_->name(keys_.at(static_cast<std::size_t>(resource))); }
   /// The class of a resource, as `coll` reports bounds: nvlink, pcie, socket, numa, network
   /// (links); nvswitch, cpu, network (switch cores); memory, copy-engine, staging, gpu.
-  const std::string& resource_class(int resource) const { return classes_.at(static_cast<std::size_t>(resource)); }
+  const std::string& resource_class(int resource) const {
+    return routes_->resource_class(RouteTable::resource_of(keys_.at(static_cast<std::size_t>(resource))));
+  }
 
   /// Capacity of one NVLink of the first GPU's generation under NCCL (the natural ring speed
   /// NCCL searches with), or 0 when the GPUs have no NVLink.
@@ -77,8 +80,9 @@ class Fabric {
   /// Resource ids by constraint key, in order of first use here (bound reports break ties by it).
   mutable std::vector<int> ids_;
   mutable std::vector<double> capacity_;
-  mutable std::vector<std::string> names_;
-  mutable std::vector<std::string> classes_;
+  /// Constraint key by resource id: names and classes are the route table's, not copies (two
+  /// strings per resource per communicator).
+  mutable std::vector<ConstraintKey> keys_;
 };
 
 }  // namespace topsim

@@ -40,6 +40,8 @@ class RouteTable {
 
   const std::vector<Resource>& resources() const { return table_.resources(); }
   ConstraintKey key(const ResourceUse& use) const;
+  /// The resource a key is a direction of.
+  static std::size_t resource_of(ConstraintKey key) { return key / 2; }
   /// The resource direction a key names, as `describe` prints the hop crossing it that way.
   const std::string& name(ConstraintKey key) const { return names_.at(key); }
   /// The class of a resource as `coll` reports bounds: nvlink, pcie, socket, numa, network
