@@ -1,8 +1,10 @@
 #include "routing/route.hpp"
 
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 
 #include "routing/graph_search.hpp"
 #include "routing/network_path.hpp"
@@ -149,7 +151,8 @@ std::optional<Route> nvlink_route(const Topology& t, Vertex src, Vertex dst) {
   }
   if (planes.empty()) return std::nullopt;
   route.planes = static_cast<int>(planes.size());
-  route.path = planes.size() == 1 ? planes.front() : bundle_planes(t, src, dst, planes);
+  if (planes.size() == 1) route.path = std::move(planes.front());
+  else route.path = bundle_planes(t, src, dst, planes);
   return route;
 }
 
@@ -219,7 +222,7 @@ void gpu_nic_hops(const Topology& t, Vertex gpu, Vertex nic, bool reverse, bool 
       return;
     }
   Route bounce = host_route(t, reverse ? nic : gpu, reverse ? gpu : nic, false);
-  hops.insert(hops.end(), bounce.path.hops.begin(), bounce.path.hops.end());
+  hops.insert(hops.end(), std::make_move_iterator(bounce.path.hops.begin()), std::make_move_iterator(bounce.path.hops.end()));
 }
 
 // NCCL's PCIe efficiency, from the architecture of the topology's GPUs (the lowest if mixed);
@@ -307,9 +310,9 @@ Route pxn_route(const Topology& t, int src_gpu, int dst_nic, int dst_gpu, const 
       route.kind = RouteKind::network;
       std::vector<Hop>& hops = route.path.hops;
       if (options.mode == TransferMode::sm) hops.push_back(device_hop(Hop::Kind::gpu_sm, src));
-      hops.insert(hops.end(), hop->path.hops.begin(), hop->path.hops.end());
+      hops.insert(hops.end(), std::make_move_iterator(hop->path.hops.begin()), std::make_move_iterator(hop->path.hops.end()));
       // The proxy's own SM limit (first hop of `via` in sm mode) applies to what it forwards.
-      hops.insert(hops.end(), via.path.hops.begin(), via.path.hops.end());
+      hops.insert(hops.end(), std::make_move_iterator(via.path.hops.begin()), std::make_move_iterator(via.path.hops.end()));
       return route;
     }
   }
@@ -350,7 +353,7 @@ Route find_route(const Topology& t, int src_gpu, int dst_gpu, const RouteOptions
     hops.insert(hops.begin(), device_hop(Hop::Kind::gpu_sm, src));
     hops.push_back(device_hop(Hop::Kind::gpu_sm, dst));
   }
-  return *route;
+  return std::move(*route);
 }
 
 std::optional<double> hop_capacity_Bps(const Topology& t, const Hop& hop, TransferMode mode) {

@@ -236,9 +236,11 @@ Topology Topology::build(const TopologySpec& spec, const Catalog& catalog) {
   }
   if (t.gpus_.empty()) fail(SourceRef{spec.file, "/devices"}, "no GPU in this topology; add a device of type \"gpu\"");
 
-  auto lookup = [&](const std::string& id, const SourceRef& where) {
+  // `key` ("a" or "b") is made a pointer only on failure: a million links, two ends each.
+  auto lookup = [&](const std::string& id, const SourceRef& link_at, const char* key) {
     auto it = by_id.find(id);
     if (it == by_id.end()) {
+      SourceRef where = link_at.at(key);
       std::vector<std::string> ids;
       for (const auto& entry : by_id) ids.push_back(entry.first);
       std::sort(ids.begin(), ids.end());  // closest_match breaks ties by order
@@ -252,8 +254,8 @@ Topology Topology::build(const TopologySpec& spec, const Catalog& catalog) {
   joined.reserve(spec.links.size());
   for (std::size_t i = 0; i < spec.links.size(); ++i) {
     const LinkSpec& ls = spec.links[i];
-    Vertex a = lookup(ls.a, ls.where.at("a"));
-    Vertex b = lookup(ls.b, ls.where.at("b"));
+    Vertex a = lookup(ls.a, ls.where, "a");
+    Vertex b = lookup(ls.b, ls.where, "b");
     if (a == b) fail(ls.where, "a link must join two different devices; both ends are '" + ls.a + "'");
     auto [low, high] = std::minmax(a, b);
     auto [twin, fresh] = joined.emplace((static_cast<std::uint64_t>(low) << 32) | high, i);
@@ -261,17 +263,18 @@ Topology Topology::build(const TopologySpec& spec, const Catalog& catalog) {
       fail(ls.where, ls.a + " and " + ls.b + " are already linked at " + spec.links[twin->second].where.pointer +
                          "; describe parallel links with one entry and \"count\"");
 
-    const LinkModel& model = catalog.link(ls.model, ls.where.at("model"));
+    const SourceRef model_at = ls.where.at("model");
+    const LinkModel& model = catalog.link(ls.model, model_at);
     const Device& da = t.graph_[a];
     const Device& db = t.graph_[b];
     check_link_ends(da, db, model, ls.where);
     if (model.kind == LinkKind::nvlink) {
-      check_nvlink_generation(da, model, ls.where.at("model"));
-      check_nvlink_generation(db, model, ls.where.at("model"));
+      check_nvlink_generation(da, model, model_at);
+      check_nvlink_generation(db, model, model_at);
     }
     if (model.kind == LinkKind::network) {
-      check_port_model(da, model, ls.where.at("model"));
-      check_port_model(db, model, ls.where.at("model"));
+      check_port_model(da, model, model_at);
+      check_port_model(db, model, model_at);
     }
     Link link;
     link.index = i;
