@@ -23,6 +23,11 @@ namespace sg4 = simgrid::s4u;
 constexpr double kTimerFlopsPerSecond = 1.0;
 constexpr int kTimerCores = 1 << 30;
 
+// Flows (composites) per full zone: a full zone's route table is quadratic in its hosts, two per
+// flow, so 256 flows keep each at 512^2 entries and the tables linear in flows in all. One zone
+// for every flow's end points made 12,288 communicators' composites a 1 GB table.
+constexpr std::size_t kFlowsPerZone = 256;
+
 struct PairRoute {
   double latency_s = 0;
   double bottleneck_Bps = 0;  ///< narrowest resource: no flow on the route can go faster

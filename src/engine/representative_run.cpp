@@ -14,9 +14,6 @@ namespace {
 // Refinement rounds before giving up and simulating in full. Predecessors are refined within a
 // round, so the rounds count steps of coupling through shared constraints, a handful in practice.
 constexpr int kMaxRefinementRounds = 64;
-// Representative flows per full zone: a full zone's route table is quadratic in its hosts (two
-// per flow), so 256 flows keep each at 512^2 entries.
-constexpr std::size_t kFlowsPerZone = 256;
 // A class crossing a constraint M times lists its link M times (SimGrid sums the weights of a
 // link listed twice). Past this many links in all, the representative routes would cost more
 // than they save: the run is simulated in full.

@@ -246,12 +246,20 @@ std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions
   p.prefix = impl_->prefix + "p" + std::to_string(impl_->platforms.size()) + ".";
   p.tracked = impl_->track || impl_->check;
   p.gpus = topology.gpu_count();
-  // Two full zones: one for GPU hosts and their pair routes (a table quadratic in GPUs, built
-  // only when pairs are declared), one for the timer and the composite flows' end points
-  // (quadratic in composites only). Links are shared by both. A Dijkstra zone would be linear
-  // but reroutes declared pairs through other hosts' routes when those are shorter.
+  // Full zones: one for GPU hosts and their pair routes (a table quadratic in GPUs, built only
+  // when pairs are declared), one holding the links, and the composite flows' end points
+  // kFlowsPerZone to a zone. Links are shared by all. A Dijkstra zone would be linear but
+  // reroutes declared pairs through other hosts' routes when those are shorter.
   sg4::NetZone* flows = sg4::create_full_zone(p.prefix + topology.name() + ".flows");
   flows->set_parent(impl_->root);
+  std::vector<sg4::NetZone*> ends;  ///< composite c's end points are in ends[c / kFlowsPerZone]
+  auto zone_of_composite = [&](std::size_t c) {
+    while (ends.size() <= c / kFlowsPerZone) {
+      ends.push_back(sg4::create_full_zone(p.prefix + topology.name() + ".ends" + std::to_string(ends.size())));
+      ends.back()->set_parent(impl_->root);
+    }
+    return ends[c / kFlowsPerZone];
+  };
   // A communicator's table when it serves this platform: its routes are not found again.
   std::shared_ptr<RouteTable> table = needs.routes;
   if (table == nullptr || !table->serves(topology, options)) table = std::make_shared<RouteTable>(topology, options);
@@ -368,12 +376,14 @@ std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions
       limit->seal();
       links.emplace_back(limit);
     }
-    auto* a = flows->create_host(p.prefix + "composite" + std::to_string(c) + ".in", 1.0);
-    auto* b = flows->create_host(p.prefix + "composite" + std::to_string(c) + ".out", 1.0);
-    flows->add_route(a->get_netpoint(), b->get_netpoint(), nullptr, nullptr, links, false);
+    sg4::NetZone* zone_c = zone_of_composite(c);
+    auto* a = zone_c->create_host(p.prefix + "composite" + std::to_string(c) + ".in", 1.0);
+    auto* b = zone_c->create_host(p.prefix + "composite" + std::to_string(c) + ".out", 1.0);
+    zone_c->add_route(a->get_netpoint(), b->get_netpoint(), nullptr, nullptr, links, false);
     p.composites.emplace_back(a, b);
   }
   if (zone != nullptr) zone->seal();
+  for (sg4::NetZone* z : ends) z->seal();
   flows->seal();
   // SimGrid seals hosts with the engine's root zone, and this Simulator's zones are not under
   // it (see ProcessEngine): an unsealed host has no CPU constraint and crashes the first Exec.
