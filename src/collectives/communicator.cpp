@@ -51,9 +51,25 @@ std::vector<Algo> algorithms_for(CollOp op) {
 
 }  // namespace
 
+namespace {
+
+const std::shared_ptr<const NcclVersion>& non_null(const std::shared_ptr<const NcclVersion>& version) {
+  if (!version) throw std::invalid_argument("Communicator: no NCCL version");
+  return version;
+}
+
+}  // namespace
+
 Communicator::Communicator(const Topology& topology, std::vector<int> gpus, const NcclVersion& version,
                            RouteOptions routes, NcclRingGraphCache* ring_graphs)
-    : fabric_(topology, checked(topology, std::move(gpus)), nccl_routes(routes)), version_(version) {
+    : Communicator(topology, std::move(gpus), std::make_shared<const NcclVersion>(version), std::move(routes),
+                   ring_graphs) {}
+
+Communicator::Communicator(const Topology& topology, std::vector<int> gpus, std::shared_ptr<const NcclVersion> version,
+                           RouteOptions routes, NcclRingGraphCache* ring_graphs)
+    : fabric_(topology, checked(topology, std::move(gpus)), nccl_routes(routes)),
+      shared_version_(std::move(version)),
+      version_(*non_null(shared_version_)) {
   // Servers joined only by a network run NCCL's hierarchical algorithms over NIC rails; GPUs
   // of one server, or of servers in one NVLink domain, run the single-domain ones.
   if (fabric_.nodes().size() > 1) {

@@ -3,6 +3,7 @@
 // each algorithm drives over them, NCCL's latency terms, and the choice of algorithm, protocol
 // and channels by cost, as NCCL's tuner does.
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -85,6 +86,10 @@ class Communicator {
   /// thousands of an LLM layout search each distinct server once); null searches afresh.
   Communicator(const Topology& topology, std::vector<int> gpus, const NcclVersion& version, RouteOptions routes = {},
                NcclRingGraphCache* ring_graphs = nullptr);
+  /// The same, sharing `version` (never null) with other communicators: an LLM layout makes
+  /// thousands, and a copy each of the release's tables was 10 KB apiece.
+  Communicator(const Topology& topology, std::vector<int> gpus, std::shared_ptr<const NcclVersion> version,
+               RouteOptions routes = {}, NcclRingGraphCache* ring_graphs = nullptr);
 
   /// The route options the platform must be built with to run this communicator.
   const RouteOptions& routes() const { return fabric_.options(); }
@@ -222,7 +227,9 @@ class Communicator {
   int ring_subset(std::optional<int> channels, std::vector<int>& multiplicity) const;
 
   Fabric fabric_;
-  NcclVersion version_;  ///< a copy: the catalog it came from need not outlive the communicator
+  /// Owned (shared), so that the catalog it came from need not outlive the communicator.
+  std::shared_ptr<const NcclVersion> shared_version_;
+  const NcclVersion& version_;  ///< *shared_version_
   TunerTopology tuner_;
   RingSet rings_;
   bool network_ = false;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -246,10 +247,11 @@ PlatformNeeds Replay::needs() {
     op_keys_[i] = request_key(op.group, r);
     if (requests_.emplace(op_keys_[i], r).second) requests[op.group].push_back(r);
   }
+  // One copy of the release's tables for all of the groups' communicators.
+  auto version = std::make_shared<const NcclVersion>(catalog_.nccl_version(options_.nccl));
   for (auto& [name, list] : requests) {
     Group& g = groups_.at(name);
-    g.comm = std::make_unique<Communicator>(topology_, g.ranks, catalog_.nccl_version(options_.nccl), options_.routes,
-                                            &ring_graphs_);
+    g.comm = std::make_unique<Communicator>(topology_, g.ranks, version, options_.routes, &ring_graphs_);
     PlatformNeeds n = g.comm->needs(list);
     g.composite_offset = merged.composites.size();
     merged.composites.insert(merged.composites.end(), n.composites.begin(), n.composites.end());
