@@ -4,6 +4,7 @@
 // identical work. Engine-private: only src/engine includes it.
 #include <simgrid/s4u.hpp>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -72,6 +73,12 @@ struct Platform {
 /// Gives `zone`, made without a parent, the models of `lender` (the engine's root zone): the
 /// root is sealed at the first run and takes no children after it.
 void lend_models(sg4::NetZone* zone, const sg4::NetZone* lender);
+
+/// The full zone for flow `flow`'s two end points, kFlowsPerZone flows to a zone:
+/// zones[flow / kFlowsPerZone], made on first use, named `name` and its number, and handed to
+/// `attach` (a parent, or lent models) before anything is made in it.
+sg4::NetZone* flow_zone(std::vector<sg4::NetZone*>& zones, std::size_t flow, const std::string& name,
+                        const std::function<void(sg4::NetZone*)>& attach);
 
 /// One schedule's classes of identical work as a platform and schedule of their own: one flow
 /// per op class over one link per constraint class, crossed as often as the class's ops cross

@@ -83,13 +83,8 @@ std::optional<RepresentativeRun> representative_run(const Platform& full, const 
   clocks->seal();
 
   std::vector<sg4::NetZone*> zones;
-  auto zone_for = [&](std::size_t flow) {
-    while (zones.size() <= flow / kFlowsPerZone) {
-      zones.push_back(sg4::create_full_zone(prefix + "flows" + std::to_string(zones.size())));
-      lend_models(zones.back(), lender);
-    }
-    return zones[flow / kFlowsPerZone];
-  };
+  const auto lend = [lender](sg4::NetZone* zone) { lend_models(zone, lender); };
+  auto zone_for = [&](std::size_t flow) { return flow_zone(zones, flow, prefix + "flows", lend); };
   // One link per constraint class, with its members' capacity, shared like one direction of
   // theirs. The links carry no latency: transfers pay theirs as a delay.
   std::vector<sg4::Link*> links;

@@ -14,6 +14,7 @@
 #include <functional>
 
 #include "engine/distinct_constraints.hpp"
+#include "engine/invariants.hpp"
 #include "engine/platform.hpp"
 #include "routing/resources.hpp"
 #include "util/error.hpp"
@@ -29,13 +30,6 @@ constexpr bool kCheckInvariantsByDefault = true;
 #else
 constexpr bool kCheckInvariantsByDefault = false;
 #endif
-// Slack of the invariant checks: SimGrid's max-min solver works to 1e-5 relative
-// (maxmin/precision), its clock to 1e-9 s (precision/timing), and a flow completes when fewer
-// bytes than that precision remain. A modelling bug is orders of magnitude beyond these.
-constexpr double kInvariantRelative = 1e-5;
-constexpr double kInvariantTime_s = 1e-9;
-constexpr double kInvariantBytes = 1.0;
-
 // Maps a route table's resources onto SimGrid links (the same mapping the platform exporter
 // writes), creating each SimGrid link when a route of this platform first needs it. Links carry
 // no latency: the engine adds each route's latency itself (latency factor 0).
@@ -93,54 +87,6 @@ class ResourceMap {
   std::vector<TrackedLink>* tracked_;
   std::vector<std::uint32_t> first_id_;  ///< by resource index: its UP direction in tracked_
 };
-
-// The invariants of one run (Simulator::check_invariants).
-void check_run(const Platform& p, const std::vector<Segment>& segments, const Schedule& schedule,
-               const std::vector<OpTiming>& timings, const std::vector<double>& moved_B) {
-  auto fail = [](const std::string& what) { throw std::logic_error("Simulator: invariant violated: " + what); };
-  auto g = [](double v) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.12g", v);
-    return std::string(text);
-  };
-  auto within = [](double value, double limit) { return value <= limit * (1 + kInvariantRelative) + kInvariantTime_s; };
-  for (std::size_t i = 0; i < schedule.ops.size(); ++i) {
-    const Op& op = schedule.ops[i];
-    const double took_s = timings[i].finish_s - timings[i].start_s;
-    // No op is faster than its analytical lower bound: its delay, or its latency plus its bytes
-    // at the narrowest resource of its route.
-    double least_s = op.delay_s;
-    if (op.kind == Op::Kind::transfer) {
-      const PairRoute& route = p.pairs.at({op.src_gpu, op.dst_gpu});
-      least_s = (op.route_latency ? route.latency_s : 0) + op.size_B / route.bottleneck_Bps;
-    } else if (op.kind == Op::Kind::composite) {
-      least_s = op.size_B / p.composite_bottleneck_Bps[op.composite];
-    }
-    if (!within(least_s, took_s))
-      fail("op " + std::to_string(i) + " took " + g(took_s) + " s, less than its lower bound " +
-           g(least_s) + " s");
-    // Every byte handed to the engine arrives, and no more.
-    if (op.kind != Op::Kind::delay && std::abs(moved_B[i] - std::llround(op.size_B)) > kInvariantBytes + op.size_B * kInvariantRelative)
-      fail("op " + std::to_string(i) + " moved " + g(moved_B[i]) + " B of " + g(op.size_B));
-  }
-  // No link direction carries more than its capacity between two events. Segments of one event
-  // interval are consecutive and share their bounds.
-  std::map<std::uint32_t, double> interval_B;
-  for (std::size_t first = 0; first < segments.size();) {
-    std::size_t last = first;
-    interval_B.clear();
-    for (; last < segments.size() && segments[last].start_s == segments[first].start_s &&
-           segments[last].end_s == segments[first].end_s;
-         ++last)
-      for (std::uint32_t id : *segments[last].links) interval_B[id] += segments[last].bytes_B;
-    double length_s = segments[first].end_s - segments[first].start_s;
-    for (const auto& [id, bytes] : interval_B)
-      if (!(bytes <= p.links[id].capacity_Bps * (length_s * (1 + kInvariantRelative) + kInvariantTime_s) + kInvariantBytes))
-        fail(p.links[id].name + " carried " + g(bytes) + " B in " + g(length_s) +
-             " s, more than its capacity of " + g(p.links[id].capacity_Bps) + " B/s");
-    first = last;
-  }
-}
 
 // SimGrid has one engine per process, and a destroyed engine cannot be made again (a second
 // one aborts inside SimGrid). So the engine is made on first use and never destroyed. The first
@@ -228,16 +174,6 @@ Simulator::Simulator() : impl_(std::make_unique<Impl>()) {
   lend_models(impl_->root, shared.root);
 }
 
-void lend_models(sg4::NetZone* zone, const sg4::NetZone* lender) {
-  auto* impl = zone->get_impl();
-  const auto* from = lender->get_impl();
-  impl->set_network_model(from->get_network_model());
-  impl->set_cpu_pm_model(from->get_cpu_pm_model());
-  impl->set_cpu_vm_model(from->get_cpu_vm_model());
-  impl->set_disk_model(from->get_disk_model());
-  impl->set_host_model(from->get_host_model());
-}
-
 Simulator::~Simulator() = default;
 
 std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions& options, const PlatformNeeds& needs) {
@@ -252,14 +188,8 @@ std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions
   // reroutes declared pairs through other hosts' routes when those are shorter.
   sg4::NetZone* flows = sg4::create_full_zone(p.prefix + topology.name() + ".flows");
   flows->set_parent(impl_->root);
-  std::vector<sg4::NetZone*> ends;  ///< composite c's end points are in ends[c / kFlowsPerZone]
-  auto zone_of_composite = [&](std::size_t c) {
-    while (ends.size() <= c / kFlowsPerZone) {
-      ends.push_back(sg4::create_full_zone(p.prefix + topology.name() + ".ends" + std::to_string(ends.size())));
-      ends.back()->set_parent(impl_->root);
-    }
-    return ends[c / kFlowsPerZone];
-  };
+  std::vector<sg4::NetZone*> ends;  ///< the composites' end points (flow_zone)
+  const auto under_root = [this](sg4::NetZone* zone) { zone->set_parent(impl_->root); };
   // A communicator's table when it serves this platform: its routes are not found again.
   std::shared_ptr<RouteTable> table = needs.routes;
   if (table == nullptr || !table->serves(topology, options)) table = std::make_shared<RouteTable>(topology, options);
@@ -376,7 +306,7 @@ std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions
       limit->seal();
       links.emplace_back(limit);
     }
-    sg4::NetZone* zone_c = zone_of_composite(c);
+    sg4::NetZone* zone_c = flow_zone(ends, c, p.prefix + topology.name() + ".ends", under_root);
     auto* a = zone_c->create_host(p.prefix + "composite" + std::to_string(c) + ".in", 1.0);
     auto* b = zone_c->create_host(p.prefix + "composite" + std::to_string(c) + ".out", 1.0);
     zone_c->add_route(a->get_netpoint(), b->get_netpoint(), nullptr, nullptr, links, false);

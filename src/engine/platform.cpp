@@ -1,0 +1,26 @@
+#include "engine/platform.hpp"
+
+#include <simgrid/kernel/routing/NetZoneImpl.hpp>
+
+namespace topsim {
+
+void lend_models(sg4::NetZone* zone, const sg4::NetZone* lender) {
+  auto* impl = zone->get_impl();
+  const auto* from = lender->get_impl();
+  impl->set_network_model(from->get_network_model());
+  impl->set_cpu_pm_model(from->get_cpu_pm_model());
+  impl->set_cpu_vm_model(from->get_cpu_vm_model());
+  impl->set_disk_model(from->get_disk_model());
+  impl->set_host_model(from->get_host_model());
+}
+
+sg4::NetZone* flow_zone(std::vector<sg4::NetZone*>& zones, std::size_t flow, const std::string& name,
+                        const std::function<void(sg4::NetZone*)>& attach) {
+  while (zones.size() <= flow / kFlowsPerZone) {
+    zones.push_back(sg4::create_full_zone(name + std::to_string(zones.size())));
+    attach(zones.back());
+  }
+  return zones[flow / kFlowsPerZone];
+}
+
+}  // namespace topsim
