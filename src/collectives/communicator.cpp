@@ -49,10 +49,6 @@ std::vector<Algo> algorithms_for(CollOp op) {
   return {};
 }
 
-}  // namespace
-
-namespace {
-
 const std::shared_ptr<const NcclVersion>& non_null(const std::shared_ptr<const NcclVersion>& version) {
   if (!version) throw std::invalid_argument("Communicator: no NCCL version");
   return version;

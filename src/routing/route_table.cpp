@@ -1,7 +1,5 @@
 #include "routing/route_table.hpp"
 
-#include <algorithm>
-
 namespace topsim {
 
 namespace {
@@ -25,7 +23,8 @@ std::string hop_class(const Topology& t, const Hop& hop) {
 }  // namespace
 
 RouteTable::RouteTable(const Topology& topology, RouteOptions options)
-    : topology_(topology), options_(std::move(options)), table_(topology, options_.mode), nearest_(topology) {}
+    : topology_(topology), options_(std::move(options)), table_(topology, options_.mode), nearest_(topology),
+      slots_(kFirstSlots) {}
 
 bool RouteTable::serves(const Topology& topology, const RouteOptions& options) const {
   return &topology == &topology_ && options.peer_access == options_.peer_access &&
@@ -55,7 +54,7 @@ std::size_t RouteTable::slot_of(const Key& k) const {
 
 void RouteTable::grow() {
   std::vector<Slot> old = std::move(slots_);
-  slots_.assign(std::max<std::size_t>(64, old.size() * 2), Slot{});
+  slots_.assign(old.size() * 2, Slot{});
   for (const Slot& s : old)
     if (s.entry != kEmpty) slots_[slot_of(s.key)] = s;
 }
@@ -85,7 +84,6 @@ void RouteTable::name_new_resources(const Hop& hop, const ResourceUse& use) {
 
 const RouteTable::Entry& RouteTable::route(int src_gpu, int dst_gpu, int src_nic, int dst_nic) {
   Key k{src_gpu, dst_gpu, src_nic, dst_nic};
-  if (slots_.empty()) grow();
   std::size_t at = slot_of(k);
   if (slots_[at].entry != kEmpty) return entries_[slots_[at].entry];
   Route route = src_nic >= 0 && dst_nic >= 0 ? find_route_via(topology_, src_gpu, src_nic, dst_nic, dst_gpu, options_)

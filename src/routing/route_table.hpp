@@ -68,6 +68,7 @@ class RouteTable {
   // Open addressing over a deque: a node-based map cost a cache miss per node and an allocation
   // per route (655,000 lookups at 16,384 GPUs), and the deque keeps handed-out references valid.
   static constexpr std::uint32_t kEmpty = ~std::uint32_t{0};
+  static constexpr std::size_t kFirstSlots = 64;
   struct Slot {
     Key key{};
     std::uint32_t entry = kEmpty;  ///< index into entries_
