@@ -1,0 +1,28 @@
+#pragma once
+// topsim validate --measured LOG --topology T: a user's nccl-tests output against topsim's
+// prediction of the same runs, per size and operation.
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/coll_common.hpp"
+#include "cli/common.hpp"
+
+namespace topsim {
+
+struct MeasuredArgs {
+  std::vector<std::string> logs;  ///< --measured: nccl-tests stdout or -J JSON files
+  std::string topology;           ///< --topology
+  std::string op;                 ///< --op: the operation of runs that do not name their program
+  RequestArgs request;            ///< coll's request options (the log's type column wins over -d)
+  ScaleOut scale;                 ///< --nodes, --nic, --nics-per-node
+};
+
+/// Adds --measured, --topology, --op and coll's request and scale-out options to `validate`.
+void add_measured_options(CLI::App& validate, MeasuredArgs& args);
+
+/// The comparison as `format` text (table: with the accuracy headline). InputError for a log
+/// that does not fit the topology or names an operation topsim does not model.
+std::string measured_report(Context& context, const MeasuredArgs& args, Format format);
+
+}  // namespace topsim
