@@ -78,12 +78,13 @@ ScaleOut run_scale_out(const NcclTestsRun& run, const std::string& file, const S
   return scale;
 }
 
-CollRequest measured_request(const MeasuredArgs& args, CollOp op, const NcclTestsPoint& p, const std::string& file) {
+CollRequest measured_request(const MeasuredArgs& args, CollOp op, const NcclTestsPoint& p, std::size_t index,
+                             const std::string& file) {
   CollRequest r = request_of(args.request, op);
   try {
     r.dtype = parse_dtype(p.type);
   } catch (const UsageError& e) {
-    throw InputError(file, std::to_string(p.line), std::string("type column: ") + e.what());
+    throw InputError(file, place_of(p, index), std::string("type column: ") + e.what());
   }
   r.size_B = p.size_B;
   r.root = std::max(p.root, 0);
@@ -140,7 +141,8 @@ std::string measured_report(Context& context, const MeasuredArgs& args, Format f
       std::vector<int> gpus = gpus_of_run(run, log.file, *p.topology, std::max(scale.nodes, 1), args.topology);
       const std::string nccl = args.request.nccl.empty() ? run.nccl_version : args.request.nccl;
       p.comm = std::make_unique<Communicator>(*p.topology, gpus, nccl_option(context, nccl), routes_of(args.request));
-      for (const NcclTestsPoint& point : run.points) p.requests.push_back(measured_request(args, p.op, point, log.file));
+      for (std::size_t i = 0; i < run.points.size(); ++i)
+        p.requests.push_back(measured_request(args, p.op, run.points[i], i, log.file));
       p.runner = &batch.add(*p.topology, p.comm->routes(), p.comm->needs(p.requests));
       runs.push_back(std::move(p));
     }
@@ -166,7 +168,7 @@ std::string measured_report(Context& context, const MeasuredArgs& args, Format f
       table.add_row({std::string(to_string(p.op)), m.size_B, static_cast<long long>(p.comm->ranks()),
                      static_cast<long long>(p.comm->fabric().nodes().size()), r.dtype.name, m.out_of_place.time_us, time_us,
                      100 * te, m.out_of_place.busbw_GBps, busbw, std::isnan(be) ? NAN : 100 * be,
-                     std::string(to_string(r.algo)) + "/" + to_string(r.proto), p.file + ":" + std::to_string(m.line)});
+                     std::string(to_string(r.algo)) + "/" + to_string(r.proto), p.file + ":" + place_of(m, i)});
     }
   }
   std::string out = table.render(format);

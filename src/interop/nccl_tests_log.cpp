@@ -31,6 +31,10 @@ std::string nccl_version_of_code(long long code) {
   return std::to_string(major) + "." + std::to_string(rest / 100) + "." + std::to_string(rest % 100);
 }
 
+std::string place_of(const NcclTestsPoint& point, std::size_t index) {
+  return point.line > 0 ? std::to_string(point.line) : "/results/" + std::to_string(index);
+}
+
 namespace {
 
 std::vector<std::string> log_words(const std::string& text) {

@@ -25,7 +25,7 @@ struct NcclTestsPoint {
   int root = -1;         ///< -1 for operations without a root
   NcclTestsTiming out_of_place;
   NcclTestsTiming in_place;
-  int line = 0;          ///< 1-based line of the log
+  int line = 0;          ///< 1-based line of the log; 0 in a -J file
 };
 
 /// One "#  Rank ..." line (util.cu:687).
@@ -79,6 +79,9 @@ NcclTestsLog parse_nccl_tests_json(const std::string& text, const std::string& f
 
 /// Either of the above: a file whose first non-blank character is '{' is -J's JSON.
 NcclTestsLog parse_nccl_tests_output(const std::string& text, const std::string& file);
+
+/// Where point `index` of a run stands in its file: its line, or "/results/<index>" in a -J file.
+std::string place_of(const NcclTestsPoint& point, std::size_t index);
 
 /// "2.28.9" from the code nccl-tests prints as nccl-library= (22809; before 2.9, 2708 is 2.7.8).
 std::string nccl_version_of_code(long long code);

@@ -85,7 +85,8 @@ MeasuredRows measured_rows(const std::vector<NcclTestsLog>& logs, const std::str
       runs_text.push_back((run.program.empty() ? name : run.program) + " -b " + fixed(run.min_B, 0) + " -e " +
                           fixed(run.max_B, 0) + ": " + machine_of(run));
       int hosts = static_cast<int>(run.hosts().size());
-      for (const NcclTestsPoint& p : run.points) {
+      for (std::size_t i = 0; i < run.points.size(); ++i) {
+        const NcclTestsPoint& p = run.points[i];
         ValidationRow row;
         row.id = source + (log.runs.size() > 1 ? "/run" + std::to_string(k + 1) : "") + "/" + name + "/" +
                  std::to_string(run.gpu_count()) + "gpu/" + row_size_text(p.size_B);
@@ -102,7 +103,7 @@ MeasuredRows measured_rows(const std::vector<NcclTestsLog>& logs, const std::str
         row.measured_low = row.measured_high = busbw ? p.out_of_place.busbw_GBps : p.out_of_place.time_us;
         row.role = "check";
         row.source = source;
-        row.note = log.file + ":" + std::to_string(p.line) + ": out-of-place " + fixed(p.out_of_place.time_us, 2) +
+        row.note = log.file + ":" + place_of(p, i) + ": out-of-place " + fixed(p.out_of_place.time_us, 2) +
                    " us, busbw " + fixed(p.out_of_place.busbw_GBps, 2) + " GB/s; in-place " + fixed(p.in_place.time_us, 2) +
                    " us, busbw " + fixed(p.in_place.busbw_GBps, 2) + " GB/s" +
                    (p.root >= 0 ? "; root " + std::to_string(p.root) : "");

@@ -257,3 +257,22 @@ TEST_CASE("nccl-tests: validation rows, one per result line", "[nccl-tests]") {
   // --nodes wins over the host count.
   CHECK(measured_rows({data_log("h100-2node-mpi.log")}, "dgx-h100", 4, "").rows[0].scale.nodes == 4);
 }
+
+TEST_CASE("nccl-tests: the rows written read back as a validation file", "[nccl-tests]") {
+  MeasuredRows rows = measured_rows({data_log("h100-2node-mpi.log")}, "dgx-h100", 0, "");
+  ValidationFile file = load_validation_file(write_temp("nccl-tests-rows.json", write_validation_json(rows)));
+  REQUIRE(file.rows.size() == rows.rows.size());
+  for (std::size_t i = 0; i < rows.rows.size(); ++i) {
+    const ValidationRow& got = file.rows[i];
+    const ValidationRow& want = rows.rows[i];
+    CHECK(got.id == want.id);
+    CHECK(got.op == want.op);
+    CHECK(got.size_B == want.size_B);
+    CHECK(got.gpus == want.gpus);
+    CHECK(got.scale.nodes == 2);
+    CHECK(got.metric == want.metric);
+    CHECK(got.measured() == want.measured());
+    CHECK(got.nccl == "2.21.5");
+    CHECK(got.citation == rows.sources.at(want.source));
+  }
+}
