@@ -256,27 +256,27 @@ class LogParser {
     double values[3];
     for (int k = 0; k < 3; ++k) {
       auto v = log_real(w[at + static_cast<std::size_t>(k)]);
-      if (!v || *v < 0) fail(std::string(names[k]) + " '" + w[at + static_cast<std::size_t>(k)] + "' is not a number (util.cu:502-511)");
+      if (!v || *v < 0) fail(std::string(names[k]) + " '" + w[at + static_cast<std::size_t>(k)] + "' is not a number (util.cu:507-511)");
       values[k] = *v;
     }
     NcclTestsTiming t{values[0], values[1], values[2], std::nullopt};
     if (w[at + 3] != "N/A") {
       auto wrong = log_real(w[at + 3]);
-      if (!wrong) fail("#wrong '" + w[at + 3] + "' is neither a count nor N/A (util.cu:506-509)");
+      if (!wrong) fail("#wrong '" + w[at + 3] + "' is neither a count nor N/A (util.cu:507-511)");
       t.wrong = *wrong;
     }
     return t;
   }
 
   // "  1048576  262144  float  sum  -1  51.20  20.48  35.84  0  50.10  20.93  36.63  0"
-  // (util.cu:457 preamble; util.cu:502-511 out-of-place then in-place, common.cu:937-940).
+  // (util.cu:457 preamble; util.cu:507-511 out-of-place then in-place, common.cu:937-940).
   void result(const std::vector<std::string>& w) {
     const std::size_t set = table_->per_iter ? 8 : 4;
     const std::size_t fields = 5 + 2 * set;
     if (w.size() != fields && !(table_->timestamps && w.size() == fields + 2))
       fail("expected a result line of " + std::to_string(fields) +
            " fields (size count type redop root, then time algbw busbw #wrong out-of-place and in-place"
-           + (table_->per_iter ? ", each with i_min i_max i_p99 i_cv%" : std::string()) + "; util.cu:457, util.cu:502-511), got " +
+           + (table_->per_iter ? ", each with i_min i_max i_p99 i_cv%" : std::string()) + "; util.cu:457, util.cu:507-511), got " +
            std::to_string(w.size()));
     NcclTestsPoint p;
     p.line = line_;

@@ -8,7 +8,7 @@
 
 namespace topsim {
 
-/// One column set of a result line: out-of-place or in-place (util.cu:502-511).
+/// One column set of a result line: out-of-place or in-place (util.cu:507-511).
 struct NcclTestsTiming {
   double time_us = 0;     ///< "time" (or "cputime" with -C 1), microseconds per iteration
   double algbw_GBps = 0;  ///< 1e9 bytes/s

@@ -76,8 +76,10 @@ MeasuredRows measured_rows(const std::vector<NcclTestsLog>& logs, const std::str
                            const std::string& op) {
   MeasuredRows out;
   std::vector<std::string> parts;
+  std::map<std::string, int> ids;  // -N (common.cu:934) prints each size once per cycle: later ones get "/cycleK"
   for (const NcclTestsLog& log : logs) {
     std::string source = log_source_id(log.file);
+    for (int k = 2; out.sources.count(source); ++k) source = log_source_id(log.file) + "-" + std::to_string(k);
     std::vector<std::string> runs_text;
     for (std::size_t k = 0; k < log.runs.size(); ++k) {
       const NcclTestsRun& run = log.runs[k];
@@ -90,6 +92,8 @@ MeasuredRows measured_rows(const std::vector<NcclTestsLog>& logs, const std::str
         ValidationRow row;
         row.id = source + (log.runs.size() > 1 ? "/run" + std::to_string(k + 1) : "") + "/" + name + "/" +
                  std::to_string(run.gpu_count()) + "gpu/" + row_size_text(p.size_B);
+        int seen = ++ids[row.id];
+        if (seen > 1) row.id += "/cycle" + std::to_string(seen);
         row.kind = "coll";
         row.topology = topology;
         row.op = name;

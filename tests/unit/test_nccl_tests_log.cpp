@@ -175,12 +175,12 @@ TEST_CASE("nccl-tests: MPICH's [rank] prefix, and old runs one after another", "
 TEST_CASE("nccl-tests: damaged lines name the line and what nccl-tests prints there", "[nccl-tests]") {
   CHECK(input_error([] { data_log("damaged.log"); }) ==
         "damaged.log:21: expected a result line of 13 fields (size count type redop root, then time algbw busbw #wrong "
-        "out-of-place and in-place; util.cu:457, util.cu:502-511), got 7");
+        "out-of-place and in-place; util.cu:457, util.cu:507-511), got 7");
   std::string good = "           8             2     float     sum      -1    10.00    0.00    0.00       0    10.00    0.00    0.00       0";
   CHECK(log_error(one_gpu_run("           8             2     float     sum      -1    1O.00    0.00    0.00       0    10.00    0.00    0.00       0")) ==
-        "x.log:11: time '1O.00' is not a number (util.cu:502-511)");
+        "x.log:11: time '1O.00' is not a number (util.cu:507-511)");
   CHECK(log_error(one_gpu_run("           8             2     float     sum      -1    10.00    0.00    0.00       x    10.00    0.00    0.00       0")) ==
-        "x.log:11: #wrong 'x' is neither a count nor N/A (util.cu:506-509)");
+        "x.log:11: #wrong 'x' is neither a count nor N/A (util.cu:507-511)");
   CHECK(log_error(one_gpu_run("         8.5             2     float     sum      -1    10.00    0.00    0.00       0    10.00    0.00    0.00       0")) ==
         "x.log:11: size '8.5' is not a byte count");
   std::string run = one_gpu_run(good);
@@ -275,4 +275,18 @@ TEST_CASE("nccl-tests: the rows written read back as a validation file", "[nccl-
     CHECK(got.nccl == "2.21.5");
     CHECK(got.citation == rows.sources.at(want.source));
   }
+}
+
+TEST_CASE("nccl-tests: -N cycles and two logs of one name keep row ids unique", "[nccl-tests]") {
+  std::string line = "           8             2     float     sum      -1    10.00    0.00    0.00       0    10.00    0.00    0.00       0";
+  std::string text = one_gpu_run(line + "\n" + line);  // -N 2 prints the table's lines twice (common.cu:934-943)
+  NcclTestsLog log = parse_nccl_tests_log(text, "dir/x.log");
+  REQUIRE(log.runs.at(0).points.size() == 2);
+  MeasuredRows rows = measured_rows({log, log}, "dgx-h100", 0, "");
+  REQUIRE(rows.rows.size() == 4);
+  CHECK(rows.rows[0].id == "nccl-tests-x/allreduce/1gpu/8B");
+  CHECK(rows.rows[1].id == "nccl-tests-x/allreduce/1gpu/8B/cycle2");
+  CHECK(rows.rows[2].id == "nccl-tests-x-2/allreduce/1gpu/8B");
+  CHECK(rows.rows[3].id == "nccl-tests-x-2/allreduce/1gpu/8B/cycle2");
+  CHECK(rows.sources.size() == 2);
 }
