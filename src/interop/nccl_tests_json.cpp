@@ -4,6 +4,8 @@
 #include "interop/nccl_tests_log.hpp"
 #include "io/json_reader.hpp"
 
+#include <cmath>
+
 namespace topsim {
 
 namespace {
@@ -21,6 +23,13 @@ double json_number_at(const Json& object, const std::string& key, const SourceRe
   return v.get<double>();
 }
 
+// A count that must fit an int (ranks, devices, threads).
+int json_count(const Json& object, const std::string& key, const SourceRef& where) {
+  double v = json_number_at(object, key, where);
+  if (v != std::floor(v) || v > (1 << 20)) fail(where.at(key), "expected a whole number up to 1048576, got " + describe(object[key]));
+  return static_cast<int>(v);
+}
+
 NcclTestsTiming json_timing(const Json& object, const SourceRef& where, bool cputime) {
   NcclTestsTiming t;
   t.time_us = json_number_at(object, cputime ? "cpu_time" : "time", where);
@@ -35,7 +44,9 @@ NcclTestsTiming json_timing(const Json& object, const SourceRef& where, bool cpu
 NcclTestsPoint json_point(const Json& v, const SourceRef& at) {
   NcclTestsPoint p;
   p.size_B = json_number_at(v, "size", at);
-  p.count = static_cast<long long>(json_number_at(v, "count", at));
+  double count = json_number_at(v, "count", at);
+  if (p.size_B > 4.5e15 || count > 4.5e15) fail(at, "size or count beyond 2^52");
+  p.count = static_cast<long long>(count);
   p.type = read_string(json_key(v, "type", at), at.at("type"));
   p.redop = read_string(json_key(v, "redop", at), at.at("redop"));
   // util.cu:456 writes the root as the "%6i" text the table prints.
@@ -54,11 +65,11 @@ NcclTestsPoint json_point(const Json& v, const SourceRef& at) {
 
 NcclTestsRank json_rank(const Json& v, const SourceRef& at) {
   NcclTestsRank r;
-  r.rank = static_cast<int>(json_number_at(v, "rank", at));
-  r.group = static_cast<int>(json_number_at(v, "group", at));
-  r.pid = static_cast<int>(json_number_at(v, "pid", at));
+  r.rank = json_count(v, "rank", at);
+  r.group = json_count(v, "group", at);
+  r.pid = json_count(v, "pid", at);
   r.host = read_string(json_key(v, "hostname", at), at.at("hostname"));
-  r.device = static_cast<int>(json_number_at(v, "device", at));
+  r.device = json_count(v, "device", at);
   r.bus_id = read_string(json_key(v, "device_hex", at), at.at("device_hex"));
   r.gpu_name = read_string(json_key(v, "device_info", at), at.at("device_info"));
   return r;
@@ -74,7 +85,7 @@ NcclTestsLog parse_nccl_tests_json(const std::string& text, const std::string& f
   NcclTestsRun run;
   double version = json_number_at(document, "version", top);
   if (version != 3) fail(top.at("version"), "JSON file version " + describe(document["version"]) + "; topsim reads version 3 (util.cu:52)");
-  run.nccl_version = nccl_version_of_code(static_cast<long long>(json_number_at(document, "nccl_version", top)));
+  run.nccl_version = nccl_version_of_code(json_count(document, "nccl_version", top));
   const Json& args = json_key(document, "args", top);
   expect_array(args, top.at("args"));
   if (!args.empty()) {
@@ -83,8 +94,10 @@ NcclTestsLog parse_nccl_tests_json(const std::string& text, const std::string& f
   }
   SourceRef config_at = top.at("config");
   const Json& config = json_key(document, "config", top);
-  run.threads = static_cast<int>(json_number_at(config, "nthreads", config_at));
-  run.gpus_per_thread = static_cast<int>(json_number_at(config, "ngpus", config_at));
+  run.threads = json_count(config, "nthreads", config_at);
+  run.gpus_per_thread = json_count(config, "ngpus", config_at);
+  if (static_cast<long long>(run.threads) * run.gpus_per_thread > (1 << 20))
+    fail(config_at, "nthreads x ngpus above 1048576 ranks");
   run.min_B = json_number_at(config, "minimum_bytes", config_at);
   run.max_B = json_number_at(config, "maximum_bytes", config_at);
   const Json& devices = json_key(config, "devices", config_at);
@@ -97,7 +110,7 @@ NcclTestsLog parse_nccl_tests_json(const std::string& text, const std::string& f
     run.cputime = run.cputime || results[i]["out_of_place"].contains("cpu_time");
   }
   if (document.contains("out_of_bounds"))
-    run.out_of_bounds = static_cast<int>(json_number_at(document["out_of_bounds"], "count", top.at("out_of_bounds")));
+    run.out_of_bounds = json_count(document["out_of_bounds"], "count", top.at("out_of_bounds"));
   if (document.contains("average_bus_bandwidth")) {
     const Json& avg = document["average_bus_bandwidth"];
     const Json& bw = json_key(avg, "bandwidth", top.at("average_bus_bandwidth"));

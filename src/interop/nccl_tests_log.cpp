@@ -3,6 +3,7 @@
 #include "interop/nccl_tests_log.hpp"
 
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
 #include <set>
 #include <sstream>
@@ -37,6 +38,11 @@ std::string place_of(const NcclTestsPoint& point, std::size_t index) {
 
 namespace {
 
+// Bounds that keep every count an int and every size exact in a double (2^53): far above any
+// machine nccl-tests has run on.
+constexpr long long kMaxRanks = 1 << 20;
+constexpr long long kMaxBytes = 1LL << 52;
+
 std::vector<std::string> log_words(const std::string& text) {
   std::istringstream in(text);
   std::vector<std::string> out;
@@ -49,8 +55,9 @@ bool log_starts_with(const std::string& text, const std::string& prefix) { retur
 std::optional<long long> log_integer(const std::string& text) {
   if (text.empty()) return std::nullopt;
   char* end = nullptr;
+  errno = 0;
   long long v = std::strtoll(text.c_str(), &end, 10);
-  if (*end != '\0') return std::nullopt;
+  if (*end != '\0' || errno == ERANGE) return std::nullopt;
   return v;
 }
 
@@ -196,6 +203,8 @@ class LogParser {
     if (w.size() < 8 || w[2] != "nGpus" || w[4] != "minBytes" || w[6] != "maxBytes") fail(expected);
     auto threads = log_integer(w[1]), gpus = log_integer(w[3]), min = log_integer(w[5]), max = log_integer(w[7]);
     if (!threads || !gpus || !min || !max || *threads < 1 || *gpus < 1 || *min < 0 || *max < *min) fail(expected);
+    if (*threads > kMaxRanks || *gpus > kMaxRanks || *threads * *gpus > kMaxRanks)
+      fail("nThread " + w[1] + " x nGpus " + w[3] + " is more than the " + std::to_string(kMaxRanks) + " ranks topsim reads");
     if (!run_ || run_->header_line != 0) open_run();
     run_->header_line = line_;
     run_->threads = static_cast<int>(*threads);
@@ -214,18 +223,20 @@ class LogParser {
     r.line = line_;
     std::size_t i = 2;
     auto rank_no = log_integer(w.size() > 1 ? w[1] : "");
-    if (!rank_no) fail(expected);
+    if (!rank_no || *rank_no < 0 || *rank_no >= kMaxRanks) fail(expected);
     r.rank = static_cast<int>(*rank_no);
     if (w.size() > 3 && w[2] == "Group") {
       auto group = log_integer(w[3]);
-      if (!group) fail(expected);
+      if (!group || *group < 0 || *group >= kMaxRanks) fail(expected);
       r.group = static_cast<int>(*group);
       i = 4;
     }
     if (w.size() < i + 8 || w[i] != "Pid" || w[i + 2] != "on" || w[i + 4] != "device") fail(expected);
     auto pid = log_integer(w[i + 1]), device = log_integer(w[i + 5]);
     const std::string& bus = w[i + 6];
-    if (!pid || !device || bus.size() < 3 || bus.front() != '[' || bus.back() != ']') fail(expected);
+    if (!pid || !device || *device < 0 || *device >= kMaxRanks || bus.size() < 3 || bus.front() != '[' || bus.back() != ']')
+      fail(expected);
+    if (run_->ranks.size() >= static_cast<std::size_t>(kMaxRanks)) fail("more than " + std::to_string(kMaxRanks) + " ranks");
     r.pid = static_cast<int>(*pid);
     r.host = w[i + 3];
     r.device = static_cast<int>(*device);
@@ -281,9 +292,9 @@ class LogParser {
     NcclTestsPoint p;
     p.line = line_;
     auto size = log_integer(w[0]), count = log_integer(w[1]), root = log_integer(w[4]);
-    if (!size || *size < 0) fail("size '" + w[0] + "' is not a byte count");
-    if (!count || *count < 0) fail("count '" + w[1] + "' is not an element count");
-    if (!root) fail("root '" + w[4] + "' is not a rank (-1 for none)");
+    if (!size || *size < 0 || *size > kMaxBytes) fail("size '" + w[0] + "' is not a byte count");
+    if (!count || *count < 0 || *count > kMaxBytes) fail("count '" + w[1] + "' is not an element count");
+    if (!root || *root < -1 || *root >= kMaxRanks) fail("root '" + w[4] + "' is not a rank (-1 for none)");
     p.size_B = static_cast<double>(*size);
     p.count = *count;
     p.type = w[2];
@@ -298,7 +309,7 @@ class LogParser {
   void out_of_bounds(const std::string& body) {
     std::vector<std::string> w = log_words(body.substr(body.find("values") + 6));
     auto n = w.size() >= 2 && w[0] == ":" ? log_integer(w[1]) : std::nullopt;
-    if (!n || !run_) fail("expected '# Out of bounds values : N OK|FAILED' (util.cu:777) after a result table");
+    if (!n || *n < 0 || *n > kMaxBytes || !run_) fail("expected '# Out of bounds values : N OK|FAILED' (util.cu:777) after a result table");
     run_->out_of_bounds = static_cast<int>(*n);
     table_.reset();
   }

@@ -290,3 +290,14 @@ TEST_CASE("nccl-tests: -N cycles and two logs of one name keep row ids unique", 
   CHECK(rows.rows[3].id == "nccl-tests-x-2/allreduce/1gpu/8B/cycle2");
   CHECK(rows.sources.size() == 2);
 }
+
+TEST_CASE("nccl-tests: counts past any machine are refused, found by fuzzing", "[nccl-tests]") {
+  // nThread x nGpus overflowed a long long before it was bounded (UBSan, a mutated seed).
+  CHECK(input_error([] { data_log("../fuzz/nccl_tests/nthread-times-ngpus-past-long-long.log"); }) ==
+        "../fuzz/nccl_tests/nthread-times-ngpus-past-long-long.log:3: nThread 9223372036854775807 x nGpus 4 is more than "
+        "the 1048576 ranks topsim reads");
+  // strtoll's ERANGE is not a number.
+  CHECK(input_error([] { data_log("../fuzz/nccl_tests/nthread-past-long-long.log"); }) ==
+        "../fuzz/nccl_tests/nthread-past-long-long.log:3: expected '# nThread N nGpus N minBytes N maxBytes N step: "
+        "N(factor|bytes) ...' (util.cu:625)");
+}
