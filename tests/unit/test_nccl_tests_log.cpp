@@ -51,7 +51,7 @@ TEST_CASE("nccl-tests: the library's version code as a release", "[nccl-tests]")
 }
 
 TEST_CASE("nccl-tests: the header, device lines, results and trailer of one run", "[nccl-tests]") {
-  NcclTestsLog log = data_log("dgx-a100-allreduce.log");
+  NcclTestsLog log = data_log("dgx-a100-allreduce.txt");
   REQUIRE(log.runs.size() == 1);
   const NcclTestsRun& run = log.runs[0];
   CHECK(run.tests_version == "2.19.6");
@@ -99,7 +99,7 @@ TEST_CASE("nccl-tests: the header, device lines, results and trailer of one run"
 }
 
 TEST_CASE("nccl-tests: -C 1, -S 1, -c 0, -m and a reduced maxBytes", "[nccl-tests]") {
-  const NcclTestsRun run = data_log("broadcast-cputime-timestamps.log").runs.at(0);
+  const NcclTestsRun run = data_log("broadcast-cputime-timestamps.txt").runs.at(0);
   CHECK(run.cputime);
   CHECK(run.nccl_version == "2.28.9");  // nccl-library=22809, no NCCL line
   REQUIRE(run.points.size() == 2);
@@ -110,7 +110,7 @@ TEST_CASE("nccl-tests: -C 1, -S 1, -c 0, -m and a reduced maxBytes", "[nccl-test
 }
 
 TEST_CASE("nccl-tests: -I 1 per-iteration columns", "[nccl-tests]") {
-  const NcclTestsRun run = data_log("reduce-per-iteration.log").runs.at(0);
+  const NcclTestsRun run = data_log("reduce-per-iteration.txt").runs.at(0);
   REQUIRE(run.points.size() == 1);
   CHECK(run.points[0].type == "half");
   CHECK(run.points[0].out_of_place.time_us == 20.0);
@@ -120,7 +120,7 @@ TEST_CASE("nccl-tests: -I 1 per-iteration columns", "[nccl-tests]") {
 }
 
 TEST_CASE("nccl-tests: runs concatenated under OpenMPI's --tag-output", "[nccl-tests]") {
-  NcclTestsLog log = data_log("h100-2node-mpi.log");
+  NcclTestsLog log = data_log("h100-2node-mpi.txt");
   REQUIRE(log.runs.size() == 2);
   CHECK(log.runs[0].program == "all_gather_perf");
   CHECK(log.runs[1].program == "reduce_scatter_perf");
@@ -136,7 +136,7 @@ TEST_CASE("nccl-tests: runs concatenated under OpenMPI's --tag-output", "[nccl-t
 }
 
 TEST_CASE("nccl-tests: Slurm srun -l prefixes and a log without version or program lines", "[nccl-tests]") {
-  NcclTestsLog log = data_log("srun-no-program.log");
+  NcclTestsLog log = data_log("srun-no-program.txt");
   REQUIRE(log.runs.size() == 1);
   const NcclTestsRun& run = log.runs[0];
   CHECK(run.program.empty());
@@ -146,10 +146,10 @@ TEST_CASE("nccl-tests: Slurm srun -l prefixes and a log without version or progr
   CHECK(run.ranks[1].bus_id == "0x1b");  // no Group column, a one-byte bus id
   CHECK(run.ranks[1].group == 0);
   CHECK(run.points.size() == 2);
-  CHECK(input_error([&] { operation_of(run, "srun-no-program.log", ""); }) ==
-        "srun-no-program.log:1: this run does not name its program (no '# Collective test starting:' line, util.cu:624, or "
+  CHECK(input_error([&] { operation_of(run, "srun-no-program.txt", ""); }) ==
+        "srun-no-program.txt:1: this run does not name its program (no '# Collective test starting:' line, util.cu:624, or "
         "-J args): give --op");
-  CHECK(operation_of(run, "srun-no-program.log", "allreduce") == "allreduce");
+  CHECK(operation_of(run, "srun-no-program.txt", "allreduce") == "allreduce");
 }
 
 TEST_CASE("nccl-tests: MPICH's [rank] prefix, and old runs one after another", "[nccl-tests]") {
@@ -173,8 +173,8 @@ TEST_CASE("nccl-tests: MPICH's [rank] prefix, and old runs one after another", "
 }
 
 TEST_CASE("nccl-tests: damaged lines name the line and what nccl-tests prints there", "[nccl-tests]") {
-  CHECK(input_error([] { data_log("damaged.log"); }) ==
-        "damaged.log:21: expected a result line of 13 fields (size count type redop root, then time algbw busbw #wrong "
+  CHECK(input_error([] { data_log("damaged.txt"); }) ==
+        "damaged.txt:21: expected a result line of 13 fields (size count type redop root, then time algbw busbw #wrong "
         "out-of-place and in-place; util.cu:457, util.cu:507-511), got 7");
   std::string good = "           8             2     float     sum      -1    10.00    0.00    0.00       0    10.00    0.00    0.00       0";
   CHECK(log_error(one_gpu_run("           8             2     float     sum      -1    1O.00    0.00    0.00       0    10.00    0.00    0.00       0")) ==
@@ -204,9 +204,9 @@ TEST_CASE("nccl-tests: damaged lines name the line and what nccl-tests prints th
 }
 
 TEST_CASE("nccl-tests: an operation topsim does not model is named at its line", "[nccl-tests]") {
-  NcclTestsLog log = data_log("unknown-op.log");
+  NcclTestsLog log = data_log("unknown-op.txt");
   CHECK(input_error([&] { operation_of(log.runs.at(0), log.file, ""); }) ==
-        "unknown-op.log:2: operation 'gather_perf' is not one topsim models; it models all_reduce_perf, all_gather_perf, "
+        "unknown-op.txt:2: operation 'gather_perf' is not one topsim models; it models all_reduce_perf, all_gather_perf, "
         "reduce_scatter_perf, broadcast_perf, reduce_perf, alltoall_perf, sendrecv_perf");
 }
 
@@ -233,7 +233,7 @@ TEST_CASE("nccl-tests: the -J JSON file", "[nccl-tests]") {
 }
 
 TEST_CASE("nccl-tests: validation rows, one per result line", "[nccl-tests]") {
-  MeasuredRows rows = measured_rows({data_log("dgx-a100-allreduce.log"), data_log("h100-2node-mpi.log")}, "dgx-a100", 0, "");
+  MeasuredRows rows = measured_rows({data_log("dgx-a100-allreduce.txt"), data_log("h100-2node-mpi.txt")}, "dgx-a100", 0, "");
   REQUIRE(rows.rows.size() == 9);  // 5 + 2 runs x 2 lines
   const ValidationRow& small = rows.rows[0];
   CHECK(small.id == "nccl-tests-dgx-a100-allreduce/allreduce/8gpu/1048576B");
@@ -251,15 +251,15 @@ TEST_CASE("nccl-tests: validation rows, one per result line", "[nccl-tests]") {
   CHECK(gathered.measured() == 93.21);
   CHECK(rows.rows[8].op == "reducescatter");
   CHECK(rows.sources.at("nccl-tests-h100-2node-mpi") ==
-        "nccl-tests output h100-2node-mpi.log: all_gather_perf -b 1048576 -e 268435456: 16 GPUs (NVIDIA H100 80GB HBM3) on 2 "
+        "nccl-tests output h100-2node-mpi.txt: all_gather_perf -b 1048576 -e 268435456: 16 GPUs (NVIDIA H100 80GB HBM3) on 2 "
         "hosts (node1, node2), NCCL 2.21.5, nccl-tests 2.19.6; reduce_scatter_perf -b 1048576 -e 268435456: 16 GPUs (NVIDIA "
         "H100 80GB HBM3) on 2 hosts (node1, node2), NCCL 2.21.5, nccl-tests 2.19.6");
   // --nodes wins over the host count.
-  CHECK(measured_rows({data_log("h100-2node-mpi.log")}, "dgx-h100", 4, "").rows[0].scale.nodes == 4);
+  CHECK(measured_rows({data_log("h100-2node-mpi.txt")}, "dgx-h100", 4, "").rows[0].scale.nodes == 4);
 }
 
 TEST_CASE("nccl-tests: the rows written read back as a validation file", "[nccl-tests]") {
-  MeasuredRows rows = measured_rows({data_log("h100-2node-mpi.log")}, "dgx-h100", 0, "");
+  MeasuredRows rows = measured_rows({data_log("h100-2node-mpi.txt")}, "dgx-h100", 0, "");
   ValidationFile file = load_validation_file(write_temp("nccl-tests-rows.json", write_validation_json(rows)));
   REQUIRE(file.rows.size() == rows.rows.size());
   for (std::size_t i = 0; i < rows.rows.size(); ++i) {
@@ -293,11 +293,11 @@ TEST_CASE("nccl-tests: -N cycles and two logs of one name keep row ids unique", 
 
 TEST_CASE("nccl-tests: counts past any machine are refused, found by fuzzing", "[nccl-tests]") {
   // nThread x nGpus overflowed a long long before it was bounded (UBSan, a mutated seed).
-  CHECK(input_error([] { data_log("../fuzz/nccl_tests/nthread-times-ngpus-past-long-long.log"); }) ==
-        "../fuzz/nccl_tests/nthread-times-ngpus-past-long-long.log:3: nThread 9223372036854775807 x nGpus 4 is more than "
+  CHECK(input_error([] { data_log("../fuzz/nccl_tests/nthread-times-ngpus-past-long-long.txt"); }) ==
+        "../fuzz/nccl_tests/nthread-times-ngpus-past-long-long.txt:3: nThread 9223372036854775807 x nGpus 4 is more than "
         "the 1048576 ranks topsim reads");
   // strtoll's ERANGE is not a number.
-  CHECK(input_error([] { data_log("../fuzz/nccl_tests/nthread-past-long-long.log"); }) ==
-        "../fuzz/nccl_tests/nthread-past-long-long.log:3: expected '# nThread N nGpus N minBytes N maxBytes N step: "
+  CHECK(input_error([] { data_log("../fuzz/nccl_tests/nthread-past-long-long.txt"); }) ==
+        "../fuzz/nccl_tests/nthread-past-long-long.txt:3: expected '# nThread N nGpus N minBytes N maxBytes N step: "
         "N(factor|bytes) ...' (util.cu:625)");
 }
