@@ -143,7 +143,7 @@ void add_validate_command(CLI::App& app, Context& context) {
   add_jobs_option(*validate, args->jobs);
   validate->add_option("files", args->files, "Validation files (default: every scenarios/validation/*.json)");
   add_measured_options(*validate, args->measured);
-  validate->callback([args, &context]() {
+  validate->callback([args, validate, &context]() {
     if (!args->measured.logs.empty()) {
       if (!args->files.empty() || args->cross || !args->leave_out.empty())
         throw UsageError("--measured compares logs with predictions; leave out validation files, --cross and --leave-out");
@@ -151,7 +151,7 @@ void add_validate_command(CLI::App& app, Context& context) {
       context.out = measured_report(context, args->measured, parse_format(args->format));
       return;
     }
-    if (!args->measured.topology.empty()) throw UsageError("--topology applies to --measured LOG only");
+    check_measured_options(*validate, args->measured);
     std::vector<ValidationRow> rows = load_validation_rows(context.workspace(), args->files);
     ModelSet models = ModelSet::load(context.workspace().models());
     bool cross = args->cross || !args->leave_out.empty();

@@ -116,10 +116,19 @@ struct MeasuredErrors {
 void add_measured_options(CLI::App& validate, MeasuredArgs& args) {
   validate.add_option("--measured", args.logs, "nccl-tests output (stdout as printed, or the -J JSON file) to compare with")
       ->check(CLI::ExistingFile);
+  const std::size_t before = validate.get_options().size();
   validate.add_option("--topology", args.topology, "With --measured: the topology the logs ran on (a path or bundled name)");
   validate.add_option("--op", args.op, "With --measured: the operation of runs that do not name their program (allreduce, ...)");
   add_request_options(validate, args.request);
   add_scale_out_options(validate, args.scale);
+  const std::vector<CLI::Option*> added = validate.get_options();
+  for (std::size_t i = before; i < added.size(); ++i) args.options.push_back(added[i]->get_name());
+}
+
+void check_measured_options(const CLI::App& validate, const MeasuredArgs& args) {
+  if (!args.logs.empty()) return;
+  for (const std::string& name : args.options)
+    if (validate.count(name) > 0) throw UsageError(name + " applies to --measured LOG only");
 }
 
 std::string measured_report(Context& context, const MeasuredArgs& args, Format format) {

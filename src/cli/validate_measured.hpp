@@ -16,10 +16,14 @@ struct MeasuredArgs {
   std::string op;                 ///< --op: the operation of runs that do not name their program
   RequestArgs request;            ///< coll's request options (the log's type column wins over -d)
   ScaleOut scale;                 ///< --nodes, --nic, --nics-per-node
+  std::vector<std::string> options;  ///< the names of the options above, which mean nothing without --measured
 };
 
 /// Adds --measured, --topology, --op and coll's request and scale-out options to `validate`.
+/// UsageError from check_measured_options when one of them is given without --measured.
 void add_measured_options(CLI::App& validate, MeasuredArgs& args);
+
+void check_measured_options(const CLI::App& validate, const MeasuredArgs& args);
 
 /// The comparison as `format` text (table: with the accuracy headline). InputError for a log
 /// that does not fit the topology or names an operation topsim does not model.
