@@ -33,16 +33,19 @@ std::string run_place(const NcclTestsRun& run) {
   return run.header_line > 0 ? std::to_string(run.header_line) : std::string("/config");
 }
 
-// The GPUs of `t` the log's ranks ran on, in rank order: on one host its CUDA ordinals, across
-// hosts ordinal d of the h-th host is GPU d of server h. InputError when the log does not fit.
-std::vector<int> gpus_of_run(const NcclTestsRun& run, const std::string& file, const Topology& t, int servers,
+// The GPUs of `t` the log's ranks ran on, in rank order: CUDA ordinal d of the h-th host is GPU
+// d of server h (a log without rank lines: the first GPUs). InputError when the log does not fit.
+std::vector<int> gpus_of_run(const NcclTestsRun& run, const std::string& file, const Topology& t,
                              const std::string& topology) {
   const int gpus = run.gpu_count();
-  const int per_server = t.gpu_count() / std::max(servers, 1);
+  std::vector<std::vector<int>> by_server;  // GPU indices of each server, in order
+  for (int g = 0; g < t.gpu_count(); ++g) {
+    if (g == 0 || t.node_of(g) != t.node_of(g - 1)) by_server.emplace_back();
+    by_server.back().push_back(g);
+  }
   if (gpus > t.gpu_count())
     throw InputError(file, run_place(run),
-                     "the log ran on " + std::to_string(gpus) + " GPUs but " + topology +
-                         (servers > 1 ? " x" + std::to_string(servers) : std::string()) + " has " +
+                     "the log ran on " + std::to_string(gpus) + " GPUs but " + t.name() + " has " +
                          std::to_string(t.gpu_count()) + "; give the topology it ran on (and --nodes for several servers)");
   std::vector<int> out;
   if (run.ranks.empty()) {
@@ -50,15 +53,20 @@ std::vector<int> gpus_of_run(const NcclTestsRun& run, const std::string& file, c
     return out;
   }
   std::vector<std::string> hosts = run.hosts();
+  if (hosts.size() > by_server.size())
+    throw InputError(file, run_place(run),
+                     "the log ran on " + std::to_string(hosts.size()) + " hosts but " + t.name() + " has " +
+                         std::to_string(by_server.size()) + " servers");
   std::set<int> used;
   for (const NcclTestsRank& r : run.ranks) {
-    int server = static_cast<int>(std::find(hosts.begin(), hosts.end(), r.host) - hosts.begin());
+    std::size_t server = static_cast<std::size_t>(std::find(hosts.begin(), hosts.end(), r.host) - hosts.begin());
+    const std::vector<int>& local = by_server[server];
     std::string at = r.line > 0 ? std::to_string(r.line) : "/config/devices/" + std::to_string(r.rank);
-    if (r.device >= per_server)
+    if (r.device >= static_cast<int>(local.size()))
       throw InputError(file, at,
                        "rank " + std::to_string(r.rank) + " ran on device " + std::to_string(r.device) + " of " + r.host +
-                           " but a server of " + topology + " has " + std::to_string(per_server) + " GPUs");
-    int g = server * per_server + r.device;
+                           " but a server of " + topology + " has " + std::to_string(local.size()) + " GPUs");
+    int g = local[static_cast<std::size_t>(r.device)];
     if (!used.insert(g).second)
       throw InputError(file, at, "rank " + std::to_string(r.rank) + " shares device " + std::to_string(r.device) + " of " +
                                      r.host + " with an earlier rank; topsim runs one rank per GPU");
@@ -147,7 +155,7 @@ std::string measured_report(Context& context, const MeasuredArgs& args, Format f
       p.op = parse_op(operation_of(run, log.file, args.op));
       ScaleOut scale = run_scale_out(run, log.file, args.scale);
       p.topology = &context.workspace().topology(args.topology, scale);
-      std::vector<int> gpus = gpus_of_run(run, log.file, *p.topology, std::max(scale.nodes, 1), args.topology);
+      std::vector<int> gpus = gpus_of_run(run, log.file, *p.topology, args.topology);
       const std::string nccl = args.request.nccl.empty() ? run.nccl_version : args.request.nccl;
       p.comm = std::make_unique<Communicator>(*p.topology, gpus, nccl_option(context, nccl), routes_of(args.request));
       for (std::size_t i = 0; i < run.points.size(); ++i)
