@@ -1,12 +1,14 @@
 // topsim import nvidia-smi|nccl-xml FILE: a topology file from what a machine says about itself.
 // Nothing is written unless the result loads as a topology and, for topo -m, reproduces every
-// cell of the matrix it came from.
+// cell of the matrix it came from. topsim import nccl-tests LOG...: validation rows from what
+// nccl-tests printed on it.
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include "cli/common.hpp"
+#include "cli/validate_measured.hpp"
 #include "collectives/op.hpp"
 #include "interop/nccl_tests_rows.hpp"
 #include "interop/nccl_xml.hpp"
@@ -103,6 +105,14 @@ void run_nccl_tests_import(Context& context, const NcclTestsImportArgs& args) {
   if (!args.op.empty()) parse_op(args.op);
   std::vector<NcclTestsLog> logs;
   for (const std::string& file : args.logs) logs.push_back(parse_nccl_tests_output(read_text_file(file), file));
+  // Each run must fit the topology its rows name, as validate --measured would run it.
+  ScaleOut asked;
+  asked.nodes = args.nodes;
+  for (const NcclTestsLog& log : logs)
+    for (const NcclTestsRun& run : log.runs)
+      if (!run.points.empty())
+        gpus_of_run(run, log.file, context.workspace().topology(args.topology, run_scale_out(run, log.file, asked)),
+                    args.topology);
   MeasuredRows rows = measured_rows(logs, args.topology, args.nodes, args.op);
   std::string json = write_validation_json(rows);
   if (args.output.empty()) {

@@ -33,8 +33,8 @@ std::string run_place(const NcclTestsRun& run) {
   return run.header_line > 0 ? std::to_string(run.header_line) : std::string("/config");
 }
 
-// The GPUs of `t` the log's ranks ran on, in rank order: CUDA ordinal d of the h-th host is GPU
-// d of server h (a log without rank lines: the first GPUs). InputError when the log does not fit.
+}  // namespace
+
 std::vector<int> gpus_of_run(const NcclTestsRun& run, const std::string& file, const Topology& t,
                              const std::string& topology) {
   const int gpus = run.gpu_count();
@@ -85,6 +85,8 @@ ScaleOut run_scale_out(const NcclTestsRun& run, const std::string& file, const S
   if (hosts > 1) scale.nodes = hosts;
   return scale;
 }
+
+namespace {
 
 CollRequest measured_request(const MeasuredArgs& args, CollOp op, const NcclTestsPoint& p, std::size_t index,
                              const std::string& file) {

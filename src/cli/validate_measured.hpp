@@ -7,6 +7,8 @@
 
 #include "cli/coll_common.hpp"
 #include "cli/common.hpp"
+#include "interop/nccl_tests_log.hpp"
+#include "topology/topology.hpp"
 
 namespace topsim {
 
@@ -22,6 +24,16 @@ struct MeasuredArgs {
 /// Adds --measured, --topology, --op and coll's request and scale-out options to `validate`.
 /// UsageError from check_measured_options when one of them is given without --measured.
 void add_measured_options(CLI::App& validate, MeasuredArgs& args);
+
+/// The servers a run asks of the topology: `asked` (--nodes ...), with nodes set to the run's host
+/// count when it has several; InputError when --nodes names another count.
+ScaleOut run_scale_out(const NcclTestsRun& run, const std::string& file, const ScaleOut& asked);
+
+/// The GPUs of `t` the run's ranks ran on, in rank order: CUDA ordinal d of the h-th host is GPU
+/// d of server h (a log without rank lines: the first GPUs). InputError when the run does not fit:
+/// more GPUs or hosts than `t` has, a device a server lacks, two ranks on one device.
+std::vector<int> gpus_of_run(const NcclTestsRun& run, const std::string& file, const Topology& t,
+                             const std::string& topology);
 
 void check_measured_options(const CLI::App& validate, const MeasuredArgs& args);
 
