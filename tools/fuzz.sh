@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs topsim's libFuzzer harnesses (docs/fuzzing.md).
 #   tools/fuzz.sh [TARGET|all] SECONDS
-# TARGET: topology models scenario trace nvidia_smi nccl_xml sweep (default all, one after another).
+# TARGET: topology models scenario trace nvidia_smi nccl_xml sweep nccl_tests (default all, one after another).
 # Builds build-fuzz/ with clang if needed. Each target starts from its seeds (fuzz/corpus/TARGET/)
 # and the saved crashes (tests/data/fuzz/TARGET/); what it finds goes to a scratch directory,
 # $TOPSIM_FUZZ_WORK (default build-fuzz/work)/TARGET/{corpus,artifacts,log}, never into the tree.
@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all_targets="topology models scenario trace nvidia_smi nccl_xml sweep"
+all_targets="topology models scenario trace nvidia_smi nccl_xml sweep nccl_tests"
 if [[ $# -ne 2 ]]; then
   echo "usage: tools/fuzz.sh [TARGET|all] SECONDS   (targets: $all_targets)" >&2
   exit 2

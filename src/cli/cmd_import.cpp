@@ -1,12 +1,16 @@
 // topsim import nvidia-smi|nccl-xml FILE: a topology file from what a machine says about itself.
 // Nothing is written unless the result loads as a topology and, for topo -m, reproduces every
-// cell of the matrix it came from.
+// cell of the matrix it came from. topsim import nccl-tests LOG...: validation rows from what
+// nccl-tests printed on it.
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include "cli/common.hpp"
+#include "cli/validate_measured.hpp"
+#include "collectives/op.hpp"
+#include "interop/nccl_tests_rows.hpp"
 #include "interop/nccl_xml.hpp"
 #include "interop/nvidia_smi.hpp"
 #include "interop/topology_writer.hpp"
@@ -88,10 +92,57 @@ void run_import(Context& context, const ImportArgs& args, bool xml) {
   }
 }
 
+struct NcclTestsImportArgs {
+  std::vector<std::string> logs;
+  std::string output;
+  std::string topology;
+  int nodes = 0;
+  std::string op;
+};
+
+// Validation rows from nccl-tests output; written only when every log read whole.
+void run_nccl_tests_import(Context& context, const NcclTestsImportArgs& args) {
+  if (!args.op.empty()) parse_op(args.op);
+  std::vector<NcclTestsLog> logs;
+  for (const std::string& file : args.logs) logs.push_back(parse_nccl_tests_output(read_text_file(file), file));
+  // Each run must fit the topology its rows name, as validate --measured would run it.
+  ScaleOut asked;
+  asked.nodes = args.nodes;
+  for (const NcclTestsLog& log : logs)
+    for (const NcclTestsRun& run : log.runs)
+      if (!run.points.empty())
+        gpus_of_run(run, log.file, context.workspace().topology(args.topology, run_scale_out(run, log.file, asked)),
+                    args.topology);
+  MeasuredRows rows = measured_rows(logs, args.topology, args.nodes, args.op);
+  std::string json = write_validation_json(rows);
+  if (args.output.empty()) {
+    context.out = json;
+    return;
+  }
+  write_file_whole(args.output, json, "-o");
+  std::size_t runs = 0;
+  for (const NcclTestsLog& log : logs) runs += log.runs.size();
+  std::cerr << "wrote " << args.output << ": " << rows.rows.size() << " rows from " << runs << (runs == 1 ? " run" : " runs")
+            << " of " << logs.size() << (logs.size() == 1 ? " log" : " logs") << "\n";
+}
+
+void add_nccl_tests_import(CLI::App& import, Context& context) {
+  CLI::App* sub = import.add_subcommand("nccl-tests", "Validation rows from what nccl-tests' *_perf binaries print (or their -J JSON)");
+  auto args = std::make_shared<NcclTestsImportArgs>();
+  sub->add_option("logs", args->logs, "nccl-tests output files (several runs per file, MPI prefixes allowed)")->required();
+  sub->add_option("-o,--output", args->output, "The validation file to write (default: standard output)");
+  sub->add_option("--topology", args->topology, "The topology the logs ran on (a path or bundled name), written into each row")
+      ->required();
+  sub->add_option("--nodes", args->nodes, "Servers of that topology (default: the log's host count when it is more than one)")
+      ->check(CLI::Range(1, 1 << 20));
+  sub->add_option("--op", args->op, "The operation of runs that do not name their program (allreduce, allgather, ...)");
+  sub->callback([args, &context]() { run_nccl_tests_import(context, *args); });
+}
+
 }  // namespace
 
 void add_import_command(CLI::App& app, Context& context) {
-  CLI::App* import = app.add_subcommand("import", "Write a topology file from nvidia-smi topo -m text or NCCL's topology XML");
+  CLI::App* import = app.add_subcommand("import", "Write a topology file from nvidia-smi topo -m text or NCCL's topology XML, or validation rows from nccl-tests output");
   import->require_subcommand(1);
   for (bool xml : {false, true}) {
     CLI::App* sub = import->add_subcommand(xml ? "nccl-xml" : "nvidia-smi",
@@ -114,6 +165,7 @@ void add_import_command(CLI::App& app, Context& context) {
       run_import(context, *args, xml);
     });
   }
+  add_nccl_tests_import(*import, context);
 }
 
 }  // namespace topsim

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "cli/common.hpp"
+#include "cli/validate_measured.hpp"
 #include "study/predictions.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
@@ -129,6 +130,7 @@ void add_validate_command(CLI::App& app, Context& context) {
     std::string leave_out;
     std::vector<std::string> files;
     int jobs = 1;
+    MeasuredArgs measured;  ///< --measured LOG --topology T: a user's nccl-tests output instead
   };
   auto args = std::make_shared<Args>();
   validate->add_option("--format", args->format, "Output format")
@@ -140,7 +142,16 @@ void add_validate_command(CLI::App& app, Context& context) {
                        "Re-solve the constants without this source's rows and predict them (a source id)");
   add_jobs_option(*validate, args->jobs);
   validate->add_option("files", args->files, "Validation files (default: every scenarios/validation/*.json)");
-  validate->callback([args, &context]() {
+  add_measured_options(*validate, args->measured);
+  validate->callback([args, validate, &context]() {
+    if (!args->measured.logs.empty()) {
+      if (!args->files.empty() || args->cross || !args->leave_out.empty())
+        throw UsageError("--measured compares logs with predictions; leave out validation files, --cross and --leave-out");
+      if (args->format == "markdown") throw UsageError("--format markdown: with --measured give table, csv or json");
+      context.out = measured_report(context, args->measured, parse_format(args->format));
+      return;
+    }
+    check_measured_options(*validate, args->measured);
     std::vector<ValidationRow> rows = load_validation_rows(context.workspace(), args->files);
     ModelSet models = ModelSet::load(context.workspace().models());
     bool cross = args->cross || !args->leave_out.empty();
