@@ -31,6 +31,7 @@ cases=(
   "coll-nodes|coll dgx-a100 --nodes 4 -o allreduce -b 1M -e 1G -f 32 --format json"
   "coll-steps|coll dgx1-v100 -o allgather -b 1M -e 1M --model steps"
   "scale|scale dgx-a100 -o allreduce -b 1G --nodes 1,2,4,8"
+  "nccl-tuner-conf|nccl tuner-conf dgx-h100 --nodes 2"
   "run-scenario|run @ROOT@/scenarios/resnet50-dgx1.json --format json"
   "run-trace|run @ROOT@/scenarios/traces/pipeline-tp2-pp2.json --topology dgx-a100"
   "compare|compare @ROOT@/scenarios/bert-large-pretrain-dgx-a100.json --topologies dgx-a100,dgx2 --nodes 1,4"

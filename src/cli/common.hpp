@@ -65,6 +65,7 @@ void add_report_command(CLI::App& app, Context& context);
 void add_import_command(CLI::App& app, Context& context);
 void add_calibrate_command(CLI::App& app, Context& context);
 void add_nccl_command(CLI::App& app, Context& context);
+void add_nccl_tuner_conf_command(CLI::App& nccl, Context& context);  ///< nccl tuner-conf, under `nccl`
 void add_train_command(CLI::App& app, Context& context);
 void add_plan_command(CLI::App& app, Context& context);
 void add_infer_command(CLI::App& app, Context& context);
