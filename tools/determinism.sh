@@ -25,6 +25,8 @@ setarch "$(uname -m)" -R true 2>/dev/null && norandom=(setarch "$(uname -m)" -R)
 # repository root (absolute, so that both working directories find the file).
 cases=(
   "topo-show|topo show dgx-a100"
+  "topo-list|topo list"
+  "models-list|models list gpus --format json"
   "topo-show-cluster|topo show dgx-a100 --nodes 4 --format json"
   "p2p|p2p dgx1-v100 --format json"
   "coll|coll dgx-a100 -o allreduce -b 1K -e 1G -f 32"
