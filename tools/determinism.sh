@@ -25,12 +25,15 @@ setarch "$(uname -m)" -R true 2>/dev/null && norandom=(setarch "$(uname -m)" -R)
 # repository root (absolute, so that both working directories find the file).
 cases=(
   "topo-show|topo show dgx-a100"
+  "topo-list|topo list"
+  "models-list|models list gpus --format json"
   "topo-show-cluster|topo show dgx-a100 --nodes 4 --format json"
   "p2p|p2p dgx1-v100 --format json"
   "coll|coll dgx-a100 -o allreduce -b 1K -e 1G -f 32"
   "coll-nodes|coll dgx-a100 --nodes 4 -o allreduce -b 1M -e 1G -f 32 --format json"
   "coll-steps|coll dgx1-v100 -o allgather -b 1M -e 1M --model steps"
   "scale|scale dgx-a100 -o allreduce -b 1G --nodes 1,2,4,8"
+  "nccl-tuner-conf|nccl tuner-conf dgx-h100 --nodes 2"
   "run-scenario|run @ROOT@/scenarios/resnet50-dgx1.json --format json"
   "run-trace|run @ROOT@/scenarios/traces/pipeline-tp2-pp2.json --topology dgx-a100"
   "compare|compare @ROOT@/scenarios/bert-large-pretrain-dgx-a100.json --topologies dgx-a100,dgx2 --nodes 1,4"

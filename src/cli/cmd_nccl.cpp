@@ -103,6 +103,7 @@ void add_nccl_command(CLI::App& app, Context& context) {
     }
     context.out = table.render(out_format);
   });
+  add_nccl_tuner_conf_command(*nccl, context);
 }
 
 }  // namespace topsim

@@ -257,6 +257,7 @@ void add_topo_command(CLI::App& app, Context& context) {
     else context.out = summary_json(t, nv, all);
   });
   add_topo_export_command(*topo, context);
+  add_topo_list_command(*topo, context);
 }
 
 }  // namespace topsim

@@ -13,7 +13,13 @@
 namespace topsim {
 
 Workspace& Context::workspace() const {
-  if (!workspace_) workspace_ = std::make_unique<Workspace>(find_data_dir(data), models_dir);
+  if (!workspace_) {
+    workspace_ = std::make_unique<Workspace>(find_data_dir(data), models_dir);
+    // Notes of the inputs (a user's uncited models), each once, before any output.
+    workspace_->set_note_sink([shown = std::make_shared<std::set<std::string>>()](const std::string& text) {
+      if (shown->insert(text).second) std::cerr << "note: " << text << "\n";
+    });
+  }
   return *workspace_;
 }
 

@@ -52,6 +52,7 @@ void add_jobs_option(CLI::App& command, int& jobs);
 /// Subcommand table: each entry adds its subcommand and callbacks to the app.
 void add_topo_command(CLI::App& app, Context& context);
 void add_topo_export_command(CLI::App& topo, Context& context);  ///< topo export, under `topo`
+void add_topo_list_command(CLI::App& topo, Context& context);    ///< topo list, under `topo`
 void add_p2p_command(CLI::App& app, Context& context);
 void add_coll_command(CLI::App& app, Context& context);
 void add_scale_command(CLI::App& app, Context& context);
@@ -65,8 +66,10 @@ void add_report_command(CLI::App& app, Context& context);
 void add_import_command(CLI::App& app, Context& context);
 void add_calibrate_command(CLI::App& app, Context& context);
 void add_nccl_command(CLI::App& app, Context& context);
+void add_nccl_tuner_conf_command(CLI::App& nccl, Context& context);  ///< nccl tuner-conf, under `nccl`
 void add_train_command(CLI::App& app, Context& context);
 void add_plan_command(CLI::App& app, Context& context);
 void add_infer_command(CLI::App& app, Context& context);
+void add_models_command(CLI::App& app, Context& context);  ///< models list
 
 }  // namespace topsim

@@ -96,6 +96,7 @@ int main(int argc, char** argv) {
   topsim::add_train_command(app, context);
   topsim::add_plan_command(app, context);
   topsim::add_infer_command(app, context);
+  topsim::add_models_command(app, context);
 
   try {
     // CLI11 reports a mistyped command as a missing one; name it and the known ones instead.

@@ -312,16 +312,20 @@ std::vector<std::string> model_files(const std::string& models_dir) {
   return files;
 }
 
-Catalog load_catalog(const std::string& models_dir) {
+Catalog load_catalog(const std::string& models_dir, bool user_models) {
   Catalog catalog;
-  for (const auto& path : model_files(models_dir)) add_catalog_text(catalog, read_text_file(path), path);
+  auto notes = user_models ? std::make_shared<std::vector<std::string>>() : nullptr;
+  for (const auto& path : model_files(models_dir)) add_catalog_text(catalog, read_text_file(path), path, notes);
   catalog.check_references();
+  if (notes)
+    for (const std::string& note : *notes) catalog.add_note(note);
   return catalog;
 }
 
-void add_catalog_text(Catalog& catalog, const std::string& text, const std::string& path) {
+void add_catalog_text(Catalog& catalog, const std::string& text, const std::string& path,
+                      std::shared_ptr<std::vector<std::string>> user_notes) {
   Json document = parse_json_text(text, path);
-  ObjectReader file(document, SourceRef{path, ""});
+  ObjectReader file(document, SourceRef{path, "", std::move(user_notes)});
   file.optional_string("description");
   read_section(catalog, file, "link_models", read_link);
   read_section(catalog, file, "gpu_models", read_gpu);

@@ -1,6 +1,7 @@
 #pragma once
 // Reading topsim's JSON inputs into plain structs. This module is the only reader of JSON:
 // everything above it sees Catalog / TopologySpec / ValidationSpec, never nlohmann::json.
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,13 +24,17 @@ std::string read_text_file(const std::string& path);
 /// Every *.json file of a models directory merged into one catalog, files in name order.
 /// Rejects unknown keys, missing parameters, parameters without a source, bad units, and dangling
 /// references between models.
-Catalog load_catalog(const std::string& models_dir);
+/// `user_models`: a user's own folder (--models DIR), where descriptions and sources are
+/// optional and what is uncited becomes Catalog::notes(); the bundled folder is strict.
+Catalog load_catalog(const std::string& models_dir, bool user_models = false);
 /// The *.json files of a models directory in name order (the order load_catalog reads them);
 /// InputError when the directory is missing or holds none.
 std::vector<std::string> model_files(const std::string& models_dir);
 /// One models file's text (named `path` in errors) added to `catalog`; references between models
 /// are left to Catalog::check_references(), since they may point into files not yet read.
-void add_catalog_text(Catalog& catalog, const std::string& text, const std::string& path);
+/// `user_notes` as for load_transformer.
+void add_catalog_text(Catalog& catalog, const std::string& text, const std::string& path,
+                      std::shared_ptr<std::vector<std::string>> user_notes = nullptr);
 
 /// A topology file parsed and checked for syntax, types, units and unknown keys. Semantic checks
 /// (references, port counts) happen when the Topology is built.
@@ -60,8 +65,11 @@ ScenarioSpec parse_scenario(const std::string& text, const std::string& path);
 
 /// A transformer model file: one model object with its "name" (the keys of models/transformers.json
 /// entries, docs/llm.md). InputError at the offending key.
-TransformerSpec load_transformer(const std::string& path);
-TransformerSpec parse_transformer(const std::string& text, const std::string& path);
+/// `user_notes`, when given, makes it a user's own file: "description" and "source" optional,
+/// a missing source a note appended there (SourceRef::user_notes).
+TransformerSpec load_transformer(const std::string& path, std::shared_ptr<std::vector<std::string>> user_notes = nullptr);
+TransformerSpec parse_transformer(const std::string& text, const std::string& path,
+                                  std::shared_ptr<std::vector<std::string>> user_notes = nullptr);
 /// A sequence-length distribution file (infer --seq-dist, docs/inference.md): "description",
 /// "source" and "lengths" [[tokens, samples], ...]. InputError at the offending key or element.
 SequenceLengths load_sequence_lengths(const std::string& path);

@@ -16,6 +16,11 @@ namespace topsim {
 // Each model lists the parameters it set (dotted paths such as "memory.bandwidth"); its
 // "sources" object must cite every one of them, by the same path or by a parent ("memory"),
 // and may not cite parameters that do not exist. A number without a source is a defect.
+/// "file:/pointer", as error messages name a place.
+inline std::string where_text(const SourceRef& where) {
+  return where.pointer.empty() ? where.file : where.file + ":" + where.pointer;
+}
+
 class SourcedParameters {
  public:
   /// While alive, parameters are registered under "prefix." (e.g. "copy.write_latency").
@@ -54,7 +59,15 @@ class SourcedParameters {
     return r.string(key);
   }
 
+  /// In a user's own models (SourceRef::user_notes) "sources" may be absent and may leave
+  /// parameters uncited: each such model gets one note instead of an error. A source naming
+  /// what is not a parameter stays an error everywhere (a typo).
   Sources read(ObjectReader& reader) const {
+    const auto& notes = reader.where().user_notes;
+    if (notes && !reader.has("sources")) {
+      notes->push_back(where_text(reader.where()) + ": no \"sources\"; its figures are used as given, uncited");
+      return {};
+    }
     const Json& value = reader.required("sources");
     SourceRef where = reader.at("sources");
     expect_object(value, where);
@@ -71,14 +84,18 @@ class SourcedParameters {
         fail(where.at(key), "source given for '" + key + "', which is not a parameter of this model; parameters: " +
                                 join(paths_, ", "));
     }
+    std::vector<std::string> uncited;
     for (const auto& path : paths_) {
       bool cited = false;
       for (std::string prefix = path;; prefix = prefix.substr(0, prefix.rfind('.'))) {
         if (sources.count(prefix) != 0) cited = true;
         if (cited || prefix.find('.') == std::string::npos) break;
       }
-      if (!cited) fail(where, "no source for parameter '" + path + "'; every number in models/ says where it came from");
+      if (cited) continue;
+      if (!notes) fail(where, "no source for parameter '" + path + "'; every number in models/ says where it came from");
+      uncited.push_back(path);
     }
+    if (!uncited.empty()) notes->push_back(where_text(where) + ": no source for " + join(uncited, ", ") + "; used as given, uncited");
     return sources;
   }
 
@@ -106,7 +123,8 @@ Model read_model(const std::string& name, const Json& value, const SourceRef& wh
   Model m;
   m.name = name;
   m.where = where;
-  m.description = r.string("description");
+  // A user's own model may leave out what it is; bundled ones say it.
+  m.description = where.user_notes ? r.optional_string("description").value_or("") : r.string("description");
   SourcedParameters params;
   body(r, m, params);
   m.sources = params.read(r);

@@ -54,8 +54,11 @@ MoeSpec read_moe(const Json& value, const SourceRef& where, int layers) {
 }
 
 // The body every transformer object shares; `name` comes from the section key or the file.
+// In a user's file (SourceRef::user_notes) "description" and "source" are optional; a missing
+// source is a note. Bundled models cite where every shape comes from.
 void read_body(ObjectReader& r, TransformerSpec& m) {
-  m.description = r.string("description");
+  const auto& notes = r.where().user_notes;
+  m.description = notes ? r.optional_string("description").value_or("") : r.string("description");
   m.layers = r.integer("layers", 1, kMaxLayers);
   m.hidden = r.integer("hidden", 1, kMaxDimension);
   m.heads = r.integer("heads", 1, kMaxDimension);
@@ -78,6 +81,10 @@ void read_body(ObjectReader& r, TransformerSpec& m) {
   if (r.has("tied_embeddings")) m.tied_embeddings = r.boolean("tied_embeddings");
   if (r.has("encoder")) m.encoder = r.boolean("encoder");
   if (const Json* moe = r.optional("moe")) m.moe = read_moe(*moe, r.at("moe"), m.layers);
+  if (notes && !r.has("source")) {
+    notes->push_back(where_text(r.where()) + ": no \"source\"; the shape is used as given, uncited");
+    return;
+  }
   m.source = r.string("source");
   if (m.source.empty()) fail(r.at("source"), "every model cites where its shape comes from");
 }
@@ -121,9 +128,10 @@ LlmLayout read_llm_layout(const Json& value, const SourceRef& where, const LlmLa
   return L;
 }
 
-TransformerSpec parse_transformer(const std::string& text, const std::string& path) {
+TransformerSpec parse_transformer(const std::string& text, const std::string& path,
+                                  std::shared_ptr<std::vector<std::string>> user_notes) {
   Json document = parse_json_text(text, path);
-  SourceRef where{path, ""};
+  SourceRef where{path, "", std::move(user_notes)};
   ObjectReader r(document, where);
   TransformerSpec m;
   m.name = r.string("name");
@@ -134,7 +142,9 @@ TransformerSpec parse_transformer(const std::string& text, const std::string& pa
   return m;
 }
 
-TransformerSpec load_transformer(const std::string& path) { return parse_transformer(read_text_file(path), path); }
+TransformerSpec load_transformer(const std::string& path, std::shared_ptr<std::vector<std::string>> user_notes) {
+  return parse_transformer(read_text_file(path), path, std::move(user_notes));
+}
 
 SequenceLengths parse_sequence_lengths(const std::string& text, const std::string& path) {
   Json document = parse_json_text(text, path);

@@ -323,12 +323,17 @@ class Catalog {
   /// Cross-references between models (a GPU's nvlink/pcie model names, a switch's NVLink model, a
   /// NIC's port model) must resolve to models of the right kind; throws InputError otherwise.
   void check_references() const;
+  /// What loading a user's own models noted (uncited figures), in file order; empty for the
+  /// bundled folder, which fails instead.
+  const std::vector<std::string>& notes() const { return notes_; }
+  void add_note(std::string note) { notes_.push_back(std::move(note)); }
 
  private:
   void claim_name(const std::string& name, const SourceRef& where);
   template <typename Model>
   void insert(std::map<std::string, Model>& models, Model model);
 
+  std::vector<std::string> notes_;
   std::map<std::string, LinkModel> links_;
   std::map<std::string, GpuModel> gpus_;
   std::map<std::string, SwitchModel> switches_;

@@ -11,10 +11,10 @@ SourceRef SourceRef::at(const std::string& key) const {
     else if (c == '/') escaped += "~1";
     else escaped += c;
   }
-  return {file, pointer + "/" + escaped};
+  return {file, pointer + "/" + escaped, user_notes};
 }
 
-SourceRef SourceRef::at(std::size_t index) const { return {file, pointer + "/" + std::to_string(index)}; }
+SourceRef SourceRef::at(std::size_t index) const { return {file, pointer + "/" + std::to_string(index), user_notes}; }
 
 void fail(const SourceRef& where, const std::string& message) { throw InputError(where.file, where.pointer, message); }
 

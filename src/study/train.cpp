@@ -13,7 +13,13 @@ TransformerSpec find_transformer(const Workspace& workspace, const std::string& 
   auto bundled = catalog.transformers().find(name_or_path);
   if (bundled != catalog.transformers().end()) return bundled->second;
   std::error_code ec;
-  if (std::filesystem::is_regular_file(name_or_path, ec)) return load_transformer(name_or_path);
+  if (std::filesystem::is_regular_file(name_or_path, ec)) {
+    // A model file given by path is the user's own: its description and source are optional.
+    auto notes = std::make_shared<std::vector<std::string>>();
+    TransformerSpec model = load_transformer(name_or_path, notes);
+    for (const std::string& text : *notes) workspace.note(text);
+    return model;
+  }
   std::vector<std::string> names;
   for (const auto& [name, model] : catalog.transformers()) names.push_back(name);
   throw UsageError(unknown_name_message("model", name_or_path, names) + " (or give a model file's path)");

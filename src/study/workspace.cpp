@@ -46,7 +46,8 @@ const std::string& Workspace::data_dir() const {
 const Catalog& Workspace::catalog() const {
   if (!catalog_) {
     ++catalog_parses_;
-    catalog_ = load_catalog(models());
+    catalog_ = load_catalog(models(), !models_dir_.empty());
+    for (const std::string& text : catalog_->notes()) note(text);
   }
   return *catalog_;
 }

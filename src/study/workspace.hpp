@@ -2,6 +2,7 @@
 // Where a command's inputs come from: the data folder (topologies/, scenarios/) and the models
 // folder, the model catalog parsed from it once, and topologies resolved by name, path or
 // "flat:N:GPU" with their what-ifs, each built once per Workspace.
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -26,7 +27,13 @@ class Workspace {
   std::string models() const { return models_dir_.empty() ? data_dir() + "/models" : models_dir_; }
 
   /// The models folder, parsed on first use and kept; InputError (not kept) when it is bad.
+  /// A --models folder is the user's own: what it leaves uncited goes to note() as it loads.
   const Catalog& catalog() const;
+  /// Where notes for the user go (the CLI writes them to stderr); by default nowhere.
+  void set_note_sink(std::function<void(const std::string&)> sink) { note_sink_ = std::move(sink); }
+  void note(const std::string& text) const {
+    if (note_sink_) note_sink_(text);
+  }
   /// How many times this Workspace has parsed its models folder (1 after any use; 0 before).
   int catalog_parses() const { return catalog_parses_; }
 
@@ -56,6 +63,7 @@ class Workspace {
   std::string models_dir_;
   std::string not_found_;  ///< where find_data_dir looked, when data_dir_ is empty
   // Caches of pure functions of the folders (read once per command): const methods fill them.
+  std::function<void(const std::string&)> note_sink_;
   mutable std::optional<Catalog> catalog_;
   mutable int catalog_parses_ = 0;
   mutable std::map<std::string, Topology> topologies_;  ///< by cache_key()
