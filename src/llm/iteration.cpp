@@ -507,9 +507,12 @@ LlmResult LlmIteration::run(const std::vector<Runner*>& runners) {
   return out;
 }
 
+const TraceSpec& LlmIteration::gradient_window() const { return impl_->gradient; }
+
 LlmResult simulate_iteration(const Topology& topology, const Catalog& catalog, const TransformerSpec& model,
-                             const LlmLayout& layout, const LlmOptions& options) {
+                             const LlmLayout& layout, const LlmOptions& options, TraceSpec* gradient_window) {
   LlmIteration iteration(topology, catalog, model, layout, options);
+  if (gradient_window) *gradient_window = iteration.gradient_window();
   Simulator simulator;
   std::vector<std::unique_ptr<PlatformRunner>> owned;
   std::vector<Runner*> runners;

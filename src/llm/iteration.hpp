@@ -69,6 +69,8 @@ class LlmIteration {
   std::vector<Replay*> windows();
   /// Runs each window on its runner (in windows() order) and assembles the iteration.
   LlmResult run(const std::vector<Runner*>& runners);
+  /// The gradient window's trace: data-parallel collectives (and tensor traffic beside them).
+  const TraceSpec& gradient_window() const;
 
  private:
   struct Impl;
@@ -77,7 +79,8 @@ class LlmIteration {
 
 /// One iteration of `model` under `layout` (resolved) on `topology`, in a Simulator of its own
 /// (so that a layout search or a validation runs any number of them one after another).
+/// `gradient_window`, when given, receives LlmIteration::gradient_window().
 LlmResult simulate_iteration(const Topology& topology, const Catalog& catalog, const TransformerSpec& model,
-                             const LlmLayout& layout, const LlmOptions& options);
+                             const LlmLayout& layout, const LlmOptions& options, TraceSpec* gradient_window = nullptr);
 
 }  // namespace topsim
