@@ -11,6 +11,7 @@
 #include "helpers.hpp"
 #include "interop/chakra/chakra.hpp"
 #include "interop/chakra/et_stream.hpp"
+#include "io/io.hpp"
 #include "llm/iteration.hpp"
 #include "llm/iteration_trace.hpp"
 #include "llm/layout.hpp"
@@ -139,6 +140,37 @@ TEST_CASE("chakra: one rank's dependencies and streams, derived by hand", "[chak
   TraceSpec only_data = read_chakra(prefix, data);
   CHECK(et_op(only_data, "r0.5").after.empty());
   CHECK(et_replay(t, only_data).iteration_s == Approx(210e-6).epsilon(1e-12));
+}
+
+TEST_CASE("chakra: --chakra-compute model costs num_ops and tensor_size through the compute model", "[chakra]") {
+  // m: tensor_size 2799e6 B only: memory-bound, 2799e6 B at the A100's 1555 GB/s x 0.9 (ampere
+  // memory_efficiency, as test_workload derives) = 2 ms, whatever its duration_micros (7 us).
+  // f: num_ops 1e12 FLOPs with 1e6 B: the rate a square GEMM of 1e12 FLOPs reaches (the trace
+  // format's "flops" op, read back from JSON for the comparison).
+  Node m = et_comp(1, 7);
+  et_attr(m, "tensor_size", 2799000000);
+  Node f = et_comp(2, 7, {1});
+  et_attr(f, "num_ops", 1000000000000);
+  et_attr(f, "tensor_size", 1000000);
+  Node host = et_comp(3, 40, {}, true);  // host ops keep their duration
+  const std::string prefix = et_temp_prefix("model");
+  et_write_rank(prefix, 0, {m, f, host});
+  ChakraReadOptions model;
+  model.compute = ChakraReadOptions::Compute::model;
+  TraceSpec trace = read_chakra(prefix, model);
+  CHECK(et_op(trace, "r0.1").cost == TraceOp::Cost::memory);
+  CHECK(et_op(trace, "r0.2").cost == TraceOp::Cost::flops);
+  CHECK(et_op(trace, "r0.2").flops == 1e12);
+  CHECK(et_op(trace, "r0.3").cost == TraceOp::Cost::time);
+  Topology t = et_flat("flat:4:a100");
+  TraceSpec json = parse_trace(R"({"ranks": 1, "ops": [{"name": "f", "kind": "compute", "flops": 1e12, "bytes": "1MB"}]})", "f.json");
+  const double flops_s = Replay(t, catalog(), json).rank0_compute_s();
+  REQUIRE(flops_s > 0);
+  Replay replay(t, catalog(), trace);
+  CHECK(replay.rank0_compute_s() == Approx(2e-3 + flops_s).epsilon(1e-9));
+  // Duration mode reads the recorded 7 + 7 us instead (and the host's 40 us beside them).
+  Replay recorded(t, catalog(), read_chakra(prefix, {}));
+  CHECK(recorded.rank0_compute_s() == 0);  // measured times are not modelled
 }
 
 TEST_CASE("chakra: a send/recv pair and a collective on flat:4:a100, derived by hand", "[chakra]") {
