@@ -112,11 +112,11 @@ void add_train_command(CLI::App& app, Context& context) {
     int gpus = args->gpus;
     const Topology& topology = training_topology(ws, args->topology, args->scale, args->gpu, gpus);
     LlmLayout layout = resolve_layout(model, args->layout, gpus);
-    TraceSpec gradient;
-    LlmResult r = simulate_iteration(topology, ws.catalog(), model, layout, options, &gradient);
+    IterationWindows windows;
+    LlmResult r = simulate_iteration(topology, ws.catalog(), model, layout, options, &windows);
     std::string emitted;
     if (!emit_chakra->empty()) {
-      std::vector<std::string> files = write_chakra(*emit_chakra, iteration_trace(layout, r, gradient));
+      std::vector<std::string> files = write_chakra(*emit_chakra, iteration_trace(layout, options.order, r, windows));
       emitted = "# chakra: wrote " + std::to_string(files.size()) + " files " + *emit_chakra + ".{0.." +
                 std::to_string(files.size() - 1) + "}.et (topsim run --chakra " + *emit_chakra + " replays them)\n";
     }
