@@ -264,6 +264,27 @@ TEST_CASE("chakra: damaged files and what topsim cannot honour name the file and
   et_write_rank(prefix, 2, {et_coll(1, ChakraProtoMsg::ALL_GATHER, 16, {})});
   CHECK_THAT(et_read_error(prefix), Catch::Contains(prefix + ".1.et:node 1: collective 0 of process group '' is allgather of 8 B here "
                                                  "but allgather of 16 B in " + file));
+
+  // Two process groups whose collectives two ranks issue in opposite orders: each file is
+  // acyclic, the job deadlocks, and the replay says so (as for any trace) instead of hanging.
+  const std::string crossed = et_temp_prefix("crossed");
+  auto in_group = [](Node n, const std::string& pg) {
+    auto* a = n.add_attr();
+    a->set_name("pg_name");
+    a->set_string_val(pg);
+    return n;
+  };
+  et_write_rank(crossed, 0, {in_group(et_coll(1, ChakraProtoMsg::ALL_REDUCE, 8, {}), "a"),
+                             in_group(et_coll(2, ChakraProtoMsg::ALL_REDUCE, 8, {1}), "b")});
+  et_write_rank(crossed, 1, {in_group(et_coll(1, ChakraProtoMsg::ALL_REDUCE, 8, {}), "b"),
+                             in_group(et_coll(2, ChakraProtoMsg::ALL_REDUCE, 8, {1}), "a")});
+  TraceSpec trace = read_chakra(crossed, {});
+  CHECK(et_op(trace, "coll.a.0").group == "pg.a");
+  CHECK(et_op(trace, "coll.a.0").after == std::vector<std::string>{"coll.b.0"});
+  Topology t = et_flat("flat:4:a100");
+  CHECK_THAT(input_error([&] { Replay(t, catalog(), trace); }),
+             Catch::Contains(crossed + ".0.et:/ops: the ops' dependencies (\"after\" and stream order) form a cycle; ops on it or "
+                             "waiting for it: coll.a.0, coll.b.0"));
 }
 
 TEST_CASE("chakra: the feeder test trace of MLCommons' Chakra replays; its first broadcast by hand", "[chakra]") {

@@ -61,6 +61,10 @@ EtFile read_et_file(const std::string& path) {
   if (!in) throw InputError(path, "", "cannot open the Chakra ET file");
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) throw InputError(path, "", "cannot read the Chakra ET file");
+  return parse_et_bytes(bytes, path);
+}
+
+EtFile parse_et_bytes(const std::string& bytes, const std::string& path) {
   EtFile file;
   file.path = path;
   if (bytes.empty()) throw InputError(path, at_byte(0), "empty file: a Chakra ET file starts with a GlobalMetadata message");

@@ -19,6 +19,8 @@ struct EtFile {
 /// InputError (file, "byte N") for a file that cannot be read, an empty one, a truncated or
 /// over-long varint, a length past the end of the file, or a message that does not parse.
 EtFile read_et_file(const std::string& path);
+/// The same on bytes already read (`path` names them in errors).
+EtFile parse_et_bytes(const std::string& bytes, const std::string& path);
 
 /// InputError when the file cannot be written.
 void write_et_file(const std::string& path, const ChakraProtoMsg::GlobalMetadata& metadata,
