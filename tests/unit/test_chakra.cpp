@@ -24,8 +24,17 @@ using ChakraProtoMsg::Node;
 
 namespace {
 
+// A test case's files, removed when it ends (each test case runs in a process of its own).
+std::filesystem::path et_temp_root() { return std::filesystem::temp_directory_path() / ("topsim-chakra-" + std::to_string(::getpid())); }
+struct EtTempCleanup {
+  ~EtTempCleanup() {
+    std::error_code ec;
+    std::filesystem::remove_all(et_temp_root(), ec);
+  }
+};
+
 std::string et_temp_prefix(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("topsim-chakra-" + std::to_string(::getpid())) / name;
+  auto dir = et_temp_root() / name;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return (dir / "t").string();
@@ -115,6 +124,7 @@ std::string et_read_error(const std::string& prefix, ChakraReadOptions options =
 }  // namespace
 
 TEST_CASE("chakra: one rank's dependencies and streams, derived by hand", "[chakra]") {
+  EtTempCleanup cleanup;
   // File order a, e, b, c, d. a: GPU 100 us; e: GPU 10 us with a ctrl_dep on c; b: host 50 us
   // after a; c: GPU 20 us after b; d: GPU 40 us, free.
   Node e = et_comp(5, 10);
@@ -143,6 +153,7 @@ TEST_CASE("chakra: one rank's dependencies and streams, derived by hand", "[chak
 }
 
 TEST_CASE("chakra: --chakra-compute model costs num_ops and tensor_size through the compute model", "[chakra]") {
+  EtTempCleanup cleanup;
   // m: tensor_size 2799e6 B only: memory-bound, 2799e6 B at the A100's 1555 GB/s x 0.9 (ampere
   // memory_efficiency, as test_workload derives) = 2 ms, whatever its duration_micros (7 us).
   // f: num_ops 1e12 FLOPs with 1e6 B: the rate a square GEMM of 1e12 FLOPs reaches (the trace
@@ -174,6 +185,7 @@ TEST_CASE("chakra: --chakra-compute model costs num_ops and tensor_size through 
 }
 
 TEST_CASE("chakra: a send/recv pair and a collective on flat:4:a100, derived by hand", "[chakra]") {
+  EtTempCleanup cleanup;
   // Rank 0: a (GPU 1 ms), then a send of 1e9 B to rank 1 with tag 7, then an all-reduce of
   // 64 MiB after the send. Rank 1: the receive, then c (GPU 0.5 ms) after it, then the same
   // all-reduce after c.
@@ -212,6 +224,7 @@ TEST_CASE("chakra: a send/recv pair and a collective on flat:4:a100, derived by 
 }
 
 TEST_CASE("chakra: damaged files and what topsim cannot honour name the file and the node or byte", "[chakra]") {
+  EtTempCleanup cleanup;
   const std::string prefix = et_temp_prefix("errors");
   const std::string file = prefix + ".0.et";
   // GlobalMetadata {version "0.0.4"}: tag 0x0a, length 5, then 5 bytes (7 bytes), after its own
@@ -288,6 +301,7 @@ TEST_CASE("chakra: damaged files and what topsim cannot honour name the file and
 }
 
 TEST_CASE("chakra: the feeder test trace of MLCommons' Chakra replays; its first broadcast by hand", "[chakra]") {
+  EtTempCleanup cleanup;
   const std::string prefix = test_data("chakra/feeder");
   // Its GPU kernels' ctrl_deps name the host ops that launched them, some of which the trace
   // left out (node 3, the profiler's root): followed, that is an error naming the node.
@@ -326,6 +340,7 @@ TEST_CASE("chakra: the feeder test trace of MLCommons' Chakra replays; its first
 }
 
 TEST_CASE("chakra: train's iteration written as Chakra and replayed takes train's time", "[chakra]") {
+  EtTempCleanup cleanup;
   const TransformerSpec& model = catalog().transformers().at("llama3-8b");
   Topology t = bundled("dgx-a100");
   struct Case {
