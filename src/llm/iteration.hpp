@@ -79,13 +79,13 @@ class LlmIteration {
   std::unique_ptr<Impl> impl_;
 };
 
-/// One iteration of `model` under `layout` (resolved) on `topology`, in a Simulator of its own
-/// (so that a layout search or a validation runs any number of them one after another).
-/// The traces of an iteration's two simulated windows.
+/// The traces of an iteration's two simulated windows (what `train --emit-chakra` writes from).
 struct IterationWindows {
   TraceSpec steady, gradient;
 };
 
+/// One iteration of `model` under `layout` (resolved) on `topology`, in a Simulator of its own
+/// (so that a layout search or a validation runs any number of them one after another).
 /// `windows`, when given, receives the iteration's window traces.
 LlmResult simulate_iteration(const Topology& topology, const Catalog& catalog, const TransformerSpec& model,
                              const LlmLayout& layout, const LlmOptions& options, IterationWindows* windows = nullptr);
