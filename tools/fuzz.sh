@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs topsim's libFuzzer harnesses (docs/fuzzing.md).
 #   tools/fuzz.sh [TARGET|all] SECONDS
-# TARGET: topology models scenario trace nvidia_smi nccl_xml sweep nccl_tests (default all, one after another).
+# TARGET: topology models scenario trace nvidia_smi nccl_xml sweep nccl_tests chakra (default all, one after another).
 # Builds build-fuzz/ with clang if needed. Each target starts from its seeds (fuzz/corpus/TARGET/)
 # and the saved crashes (tests/data/fuzz/TARGET/); what it finds goes to a scratch directory,
 # $TOPSIM_FUZZ_WORK (default build-fuzz/work)/TARGET/{corpus,artifacts,log}, never into the tree.
@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all_targets="topology models scenario trace nvidia_smi nccl_xml sweep nccl_tests"
+all_targets="topology models scenario trace nvidia_smi nccl_xml sweep nccl_tests chakra"
 if [[ $# -ne 2 ]]; then
   echo "usage: tools/fuzz.sh [TARGET|all] SECONDS   (targets: $all_targets)" >&2
   exit 2
@@ -27,6 +27,7 @@ max_len() {
   case $1 in
     models) echo 40960 ;;
     topology | nccl_xml) echo 16384 ;;
+    chakra) echo 24576 ;;  # the seed head.et is 19.6 KB of protobuf
     *) echo 8192 ;;
   esac
 }

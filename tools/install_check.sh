@@ -74,7 +74,7 @@ if [[ ${#debs[@]} -ne 1 || ! -f ${debs[0]} ]]; then
   exit 1
 fi
 depends=$(dpkg-deb -f "${debs[0]}" Depends)
-for lib in libsimgrid libpugixml libstdc++6 libc6; do
+for lib in libsimgrid libpugixml libprotobuf libstdc++6 libc6; do
   if [[ $depends != *"$lib"* ]]; then
     echo "the package does not declare $lib: Depends: $depends"
     status=1

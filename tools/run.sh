@@ -11,7 +11,10 @@ cd "$(dirname "$0")/.."
 
 # ninja-build: Ninja compiles the objects of a library and of the libraries above it side by side
 # (Make waits for each library before starting the next), which keeps both cores busy.
-packages=(g++ cmake make ninja-build pkg-config libsimgrid-dev libboost-graph-dev nlohmann-json3-dev libcli11-dev catch2 libpugixml-dev)
+# protobuf-compiler and libprotobuf-dev: Chakra execution traces (src/interop/chakra) are protobuf
+# messages; protoc generates their C++ from topsim's et_def.proto at build time.
+packages=(g++ cmake make ninja-build pkg-config libsimgrid-dev libboost-graph-dev nlohmann-json3-dev libcli11-dev catch2 libpugixml-dev
+          protobuf-compiler libprotobuf-dev)
 # The tests also need python3 (generators and checks under tools/), chromium (the report
 # screenshot test), and dpkg-dev and file (cpack's .deb, whose dependencies dpkg-shlibdeps finds).
 test_packages=(python3 chromium dpkg-dev file)

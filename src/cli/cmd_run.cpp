@@ -6,6 +6,7 @@
 #include "cli/fault_options.hpp"
 #include "cli/link_usage_options.hpp"
 #include "cli/workload_common.hpp"
+#include "interop/chakra/chakra.hpp"
 #include "io/io.hpp"
 #include "study/scenarios.hpp"
 #include "topology/faults.hpp"
@@ -31,7 +32,31 @@ struct RunArgs {
   std::string nccl;
   LinkUsageArgs usage;
   FaultArgs faults;
+  std::string chakra;                       ///< --chakra PREFIX: PREFIX.<rank>.et
+  std::string chakra_compute = "duration";  ///< duration | model
+  std::string chakra_deps = "all";          ///< all (data_deps and ctrl_deps) | data
+  int chakra_ranks = 0;
 };
+
+// --chakra PREFIX: the Chakra ET read into a trace, and the header line saying how it was read.
+TraceSpec chakra_trace(const RunArgs& args, std::string& note) {
+  ChakraReadOptions options;
+  if (args.chakra_compute == "model") options.compute = ChakraReadOptions::Compute::model;
+  else if (args.chakra_compute != "duration")
+    throw UsageError("--chakra-compute '" + args.chakra_compute + "': valid: duration, model");
+  if (args.chakra_deps == "data") options.ctrl_deps = false;
+  else if (args.chakra_deps != "all") throw UsageError("--chakra-deps '" + args.chakra_deps + "': valid: all, data");
+  options.ranks = args.chakra_ranks;
+  ChakraSummary s;
+  TraceSpec trace = read_chakra(args.chakra, options, &s);
+  note = "# chakra: " + std::to_string(s.files) + " file" + (s.files == 1 ? "" : "s") + " for " + std::to_string(s.ranks) +
+         " rank" + (s.ranks == 1 ? "" : "s") + ", " + std::to_string(s.nodes) + " nodes (" + std::to_string(s.host_nodes) +
+         " host, " + std::to_string(s.compute_nodes) + " GPU compute, " + std::to_string(s.collective_nodes) +
+         " collective, " + std::to_string(s.p2p_nodes) + " send/recv); compute by " +
+         (options.compute == ChakraReadOptions::Compute::model ? "the compute model (num_ops, tensor_size)" : "duration_micros") +
+         "; dependencies: " + (options.ctrl_deps ? "data_deps and ctrl_deps" : "data_deps only") + "\n";
+  return trace;
+}
 
 std::string scenario_header(const ScenarioSpec& s, const Catalog& catalog) {
   const TrainingSpec& t = s.training;
@@ -51,7 +76,9 @@ std::string scenario_header(const ScenarioSpec& s, const Catalog& catalog) {
 
 void run_trace(const RunArgs& args, Context& context, Format format) {
   if (args.topology.empty()) throw UsageError("a trace names no topology: give --topology NAME|PATH");
-  TraceSpec trace = load_trace(args.file);
+  std::string note;
+  TraceSpec trace = args.chakra.empty() ? load_trace(args.file) : chakra_trace(args, note);
+  const std::string title = args.chakra.empty() ? "trace " + args.file : "Chakra ET " + args.chakra;
   const Catalog& catalog = context.workspace().catalog();
   Faults faults = faults_of(args.faults);
   if (faults.any() && args.usage.any())
@@ -73,7 +100,7 @@ void run_trace(const RunArgs& args, Context& context, Format format) {
     healthy_runner = &batch.add(healthy_topology, healthy_replay->routes(), healthy_replay->needs());
   }
   ReplayResult r = replay.run(runner);
-  if (args.usage.any()) write_link_usage(args.usage, batch.simulator(), "trace " + args.file + " on " + topology.name());
+  if (args.usage.any()) write_link_usage(args.usage, batch.simulator(), title + " on " + topology.name());
   bool seconds = format != Format::table;
   double unit = seconds ? 1 : 1e3;
   std::string suffix = seconds ? "_s" : "_ms";
@@ -114,9 +141,10 @@ void run_trace(const RunArgs& args, Context& context, Format format) {
     context.out = table.render(format);
     return;
   }
-  context.out = "# topsim run: trace " + args.file + (trace.description.empty() ? "" : " (" + trace.description + ")") +
-                " on " + topology.name() + "\n# throughput: the trace's samples per second (0 when it declares none)\n" +
-                change + table.to_text();
+  const bool described = args.chakra.empty() && !trace.description.empty();
+  context.out = "# topsim run: " + title + (described ? " (" + trace.description + ")" : "") + " on " + topology.name() +
+                "\n" + note + "# throughput: the trace's samples per second (0 when it declares none)\n" + change +
+                table.to_text();
 }
 
 }  // namespace
@@ -124,7 +152,14 @@ void run_trace(const RunArgs& args, Context& context, Format format) {
 void add_run_command(CLI::App& app, Context& context) {
   CLI::App* run = app.add_subcommand("run", "Replay a workload: a training scenario (iteration time, throughput, scaling) or a trace");
   auto args = std::make_shared<RunArgs>();
-  run->add_option("file", args->file, "Scenario or trace: a path or a bundled scenario name (resnet50-dgx-a100)")->required();
+  run->add_option("file", args->file, "Scenario or trace: a path or a bundled scenario name (resnet50-dgx-a100)");
+  run->add_option("--chakra", args->chakra, "Replay a Chakra execution trace: files PREFIX.<rank>.et (docs/chakra.md)");
+  run->add_option("--chakra-compute", args->chakra_compute,
+                  "Chakra GPU compute nodes: duration (duration_micros, default) or model (num_ops, tensor_size)");
+  run->add_option("--chakra-deps", args->chakra_deps,
+                  "Chakra dependencies: all (data_deps and ctrl_deps, default) or data (data_deps only, as Chakra's feeder)");
+  run->add_option("--chakra-ranks", args->chakra_ranks, "Chakra: replay a one-file trace as N ranks running the same nodes")
+      ->check(CLI::Range(1, 1 << 20));
   add_format_option(*run, args->format);
   run->add_option("--topology", args->topology, "Topology: replaces the scenario's; required for a trace");
   run->add_option("--gpu", args->gpu, "What-if: replace every GPU's model (models/gpus.json)");
@@ -141,6 +176,17 @@ void add_run_command(CLI::App& app, Context& context) {
   add_fault_options(*run, args->faults);
   run->callback([args, &context]() {
     Format format = parse_format(args->format);
+    if (!args->chakra.empty()) {
+      if (!args->file.empty()) throw UsageError("give a scenario or trace file, or --chakra PREFIX, not both");
+      if (!args->gpus.empty()) throw UsageError("--gpus: a Chakra trace has its own ranks");
+      if (!args->variant.empty()) throw UsageError("--variant: a Chakra trace has no variants");
+      if (!args->nodes.empty()) args->scale.nodes = counts_option(args->nodes, "--nodes").back();
+      run_trace(*args, context, format);
+      return;
+    }
+    if (args->file.empty()) throw UsageError("run needs a scenario or trace file, or --chakra PREFIX");
+    if (args->chakra_compute != "duration" || args->chakra_deps != "all" || args->chakra_ranks != 0)
+      throw UsageError("--chakra-compute, --chakra-deps and --chakra-ranks apply to --chakra PREFIX");
     const std::string given = args->file;  // as the user named it, for titles
     args->file = context.workspace().scenario_path(args->file);
     if (is_trace_file(args->file)) {

@@ -5,6 +5,8 @@
 #include "io/io.hpp"
 
 #include "cli/train_common.hpp"
+#include "interop/chakra/chakra.hpp"
+#include "llm/iteration_trace.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
 
@@ -85,13 +87,17 @@ void add_train_command(CLI::App& app, Context& context) {
   add_train_target_options(*train, *args);
   add_layout_options(*train, *args);
   add_layer_split_options(*train, *args);
-  train->callback([args, &context]() {
+  auto emit_chakra = std::make_shared<std::string>();
+  train->add_option("--emit-chakra", *emit_chakra,
+                    "Write the iteration as Chakra ET files PREFIX.<rank>.et, one per rank (docs/chakra.md)");
+  train->callback([args, emit_chakra, &context]() {
     Format format = parse_format(args->format);
     const Workspace& ws = context.workspace();
     if (ws.catalog().transformers().count(args->model) == 0) {
       std::string path = ws.scenario_path(args->model);
       std::error_code ec;
       if (std::filesystem::is_regular_file(path, ec) && is_llm_scenario_file(path)) {
+        if (!emit_chakra->empty()) throw UsageError("--emit-chakra writes one iteration: give a model, not a scenario");
         run_llm_scenario(path, *args, context, format);
         return;
       }
@@ -106,9 +112,16 @@ void add_train_command(CLI::App& app, Context& context) {
     int gpus = args->gpus;
     const Topology& topology = training_topology(ws, args->topology, args->scale, args->gpu, gpus);
     LlmLayout layout = resolve_layout(model, args->layout, gpus);
-    LlmResult r = simulate_iteration(topology, ws.catalog(), model, layout, options);
+    IterationWindows windows;
+    LlmResult r = simulate_iteration(topology, ws.catalog(), model, layout, options, &windows);
+    std::string emitted;
+    if (!emit_chakra->empty()) {
+      std::vector<std::string> files = write_chakra(*emit_chakra, iteration_trace(layout, options.order, r, windows));
+      emitted = "# chakra: wrote " + std::to_string(files.size()) + " files " + *emit_chakra + ".{0.." +
+                std::to_string(files.size() - 1) + "}.et (topsim run --chakra " + *emit_chakra + " replays them)\n";
+    }
     Table table = training_table(model, {{layout, r}}, format);
-    context.out = format == Format::table ? header(model, layout, r, topology, options.order) + table.to_text()
+    context.out = format == Format::table ? header(model, layout, r, topology, options.order) + emitted + table.to_text()
                                           : table.render(format);
   });
 }

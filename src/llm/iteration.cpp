@@ -507,9 +507,13 @@ LlmResult LlmIteration::run(const std::vector<Runner*>& runners) {
   return out;
 }
 
+const TraceSpec& LlmIteration::steady_window() const { return impl_->steady; }
+const TraceSpec& LlmIteration::gradient_window() const { return impl_->gradient; }
+
 LlmResult simulate_iteration(const Topology& topology, const Catalog& catalog, const TransformerSpec& model,
-                             const LlmLayout& layout, const LlmOptions& options) {
+                             const LlmLayout& layout, const LlmOptions& options, IterationWindows* windows) {
   LlmIteration iteration(topology, catalog, model, layout, options);
+  if (windows) *windows = {iteration.steady_window(), iteration.gradient_window()};
   Simulator simulator;
   std::vector<std::unique_ptr<PlatformRunner>> owned;
   std::vector<Runner*> runners;

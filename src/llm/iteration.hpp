@@ -69,15 +69,25 @@ class LlmIteration {
   std::vector<Replay*> windows();
   /// Runs each window on its runner (in windows() order) and assembles the iteration.
   LlmResult run(const std::vector<Runner*>& runners);
+  /// The windows' traces: the steady state (tensor, pipeline, context, expert traffic of the
+  /// first two stages) and the gradient window (stage 0's data-parallel collectives).
+  const TraceSpec& steady_window() const;
+  const TraceSpec& gradient_window() const;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 
+/// The traces of an iteration's two simulated windows (what `train --emit-chakra` writes from).
+struct IterationWindows {
+  TraceSpec steady, gradient;
+};
+
 /// One iteration of `model` under `layout` (resolved) on `topology`, in a Simulator of its own
 /// (so that a layout search or a validation runs any number of them one after another).
+/// `windows`, when given, receives the iteration's window traces.
 LlmResult simulate_iteration(const Topology& topology, const Catalog& catalog, const TransformerSpec& model,
-                             const LlmLayout& layout, const LlmOptions& options);
+                             const LlmLayout& layout, const LlmOptions& options, IterationWindows* windows = nullptr);
 
 }  // namespace topsim

@@ -326,6 +326,7 @@ ReplayResult Replay::run(Runner& runner) {
       continue;
     }
     result.op_span_s[op.name] = timings[last[i]].finish_s - timings[first[i]].start_s;
+    result.op_start_s[op.name] = timings[first[i]].start_s;
     const auto& ranks = op.kind == TraceOp::Kind::send ? std::vector<int>{op.src, op.dst} : groups_.at(op.group).ranks;
     if (std::find(ranks.begin(), ranks.end(), 0) != ranks.end())
       rank0_comm.emplace_back(timings[first[i]].start_s, timings[last[i]].finish_s);

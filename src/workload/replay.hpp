@@ -32,6 +32,8 @@ struct ReplayResult {
   std::map<std::string, double> phase_s;
   /// Per collective or send op of the trace, by name: its first start to its last finish.
   std::map<std::string, double> op_span_s;
+  /// Per collective or send op of the trace, by name: when it first starts.
+  std::map<std::string, double> op_start_s;
   /// Per collective op of the trace, by name: the channels NCCL runs it on (one thread block,
   /// so one SM, per channel: enqueue.cc:1570@v2.28.9-1 launches a grid of nChannels).
   std::map<std::string, int> op_channels;
