@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "io/model_set.hpp"
 #include "model/catalog.hpp"
 #include "model/faults.hpp"
 #include "study/data_dir.hpp"
@@ -25,8 +26,14 @@ class Workspace {
   const std::string& data_dir() const;
   std::string models() const { return models_dir_.empty() ? data_dir() + "/models" : models_dir_; }
 
-  /// The models folder, parsed on first use and kept; InputError (not kept) when it is bad.
+  /// The models folder, parsed on first use and kept; InputError (not kept) when it is bad. An
+  /// overlay folder (holding overlay.json, io/model_overlay.hpp) is the bundled models with its
+  /// values set on them.
   const Catalog& catalog() const;
+  /// The models as editable documents, the overlay applied when models() is one.
+  ModelSet model_set() const;
+  /// Whether --models names an overlay rather than a whole models folder.
+  bool models_are_overlay() const;
   /// How many times this Workspace has parsed its models folder (1 after any use; 0 before).
   int catalog_parses() const { return catalog_parses_; }
 
