@@ -38,12 +38,18 @@ std::string accuracy_line(const std::string& what, const std::vector<ValidationR
 
 // Writes DIR/overlay.json whole: into a fresh DIR.tmp, then renamed over DIR (an earlier overlay
 // is replaced; any other existing directory is refused, so nothing of the user's is lost).
-void write_overlay(const std::string& dir, const std::string& text) {
+void check_out_dir(const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::exists(dir, ec) && !is_overlay_dir(dir) && !(fs::is_directory(dir, ec) && fs::is_empty(dir, ec)))
     throw UsageError("--out " + dir + " exists and is not an overlay (no " + kOverlayFile +
                      "); give a new directory or an earlier overlay to replace");
+}
+
+void write_overlay(const std::string& dir, const std::string& text) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  check_out_dir(dir);
   const std::string temporary = dir + ".tmp";
   fs::remove_all(temporary, ec);
   if (!fs::create_directories(temporary, ec)) throw UsageError("--out " + dir + ": cannot create " + temporary);
@@ -70,6 +76,7 @@ void run_measured_calibration(Context& context, const MeasuredCalibrationArgs& a
   if (!context.models_dir.empty())
     throw UsageError("calibrate --measured solves against the bundled models and writes an overlay of them; leave out --models");
   if (args.split && !args.leave_out.empty()) throw UsageError("--leave-out and --split each hold out part of the logs; give one");
+  check_out_dir(args.out);  // refused before anything is solved or printed
   if (!args.op.empty()) parse_op(args.op);
   HoldOut hold;
   if (!args.leave_out.empty()) hold = parse_leave_out(args.leave_out);

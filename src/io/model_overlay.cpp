@@ -64,11 +64,17 @@ std::vector<OverlayConstant> apply_overlay(ModelSet& base, const std::string& di
   if (!doc.is_object() || !doc.contains("constants") || !doc["constants"].is_object())
     throw InputError(path, "/constants", "an overlay is {\"description\": ..., \"constants\": {ID: {\"value\": ..., "
                                          "\"provenance\": ...}}}");
-  std::vector<std::string> known;
-  for (const ModelConstant& c : base.constants()) known.push_back(c.id);
   std::vector<OverlayConstant> out;
   for (const auto& item : doc["constants"].items()) {
     SourceRef at = SourceRef{path, "/constants"}.at(item.key());
+    // The constants of the same models file ("nccl:..."), or every one when the file is unknown.
+    const std::string stem = item.key().substr(0, item.key().find(':') + 1);
+    std::vector<std::string> known, all;
+    for (const ModelConstant& c : base.constants()) {
+      all.push_back(c.id);
+      if (c.id.compare(0, stem.size(), stem) == 0) known.push_back(c.id);
+    }
+    if (known.empty()) known = all;
     const Json& entry = item.value();
     const ModelConstant* c = base.find(item.key());
     if (c == nullptr) throw InputError(at.file, at.pointer, unknown_name_message("constant of the bundled models", item.key(), known));
