@@ -68,6 +68,20 @@ void write_overlay(const std::string& dir, const std::string& text) {
   }
 }
 
+// The logs' rows; each run must fit the topology, as validate --measured runs it.
+std::vector<ValidationRow> rows_of_logs(Context& context, const MeasuredCalibrationArgs& args) {
+  std::vector<NcclTestsLog> logs;
+  for (const std::string& file : args.logs) logs.push_back(parse_nccl_tests_output(read_text_file(file), file));
+  ScaleOut asked;
+  asked.nodes = args.nodes;
+  for (const NcclTestsLog& log : logs)
+    for (const NcclTestsRun& run : log.runs)
+      if (!run.points.empty())
+        gpus_of_run(run, log.file, context.workspace().topology(args.topology, run_scale_out(run, log.file, asked)),
+                    args.topology);
+  return measured_rows(logs, args.topology, args.nodes, args.op).rows;
+}
+
 }  // namespace
 
 void run_measured_calibration(Context& context, const MeasuredCalibrationArgs& args) {
@@ -84,16 +98,7 @@ void run_measured_calibration(Context& context, const MeasuredCalibrationArgs& a
     hold.split = true;
     hold.text = "every other size";
   }
-  std::vector<NcclTestsLog> logs;
-  for (const std::string& file : args.logs) logs.push_back(parse_nccl_tests_output(read_text_file(file), file));
-  ScaleOut asked;
-  asked.nodes = args.nodes;
-  for (const NcclTestsLog& log : logs)  // each run must fit the topology, as validate --measured runs it
-    for (const NcclTestsRun& run : log.runs)
-      if (!run.points.empty())
-        gpus_of_run(run, log.file, context.workspace().topology(args.topology, run_scale_out(run, log.file, asked)),
-                    args.topology);
-  std::vector<ValidationRow> rows = measured_rows(logs, args.topology, args.nodes, args.op).rows, fit, held;
+  std::vector<ValidationRow> rows = rows_of_logs(context, args), fit, held;
   split_rows(rows, hold, fit, held);
 
   const ModelSet bundled = context.workspace().model_set();
