@@ -2,6 +2,7 @@
 // scenarios/validation/, written back with its provenance; --check only compares.
 #include <memory>
 
+#include "cli/calibrate_measured.hpp"
 #include "cli/common.hpp"
 #include "study/predictions.hpp"
 #include "util/error.hpp"
@@ -54,14 +55,37 @@ void add_calibrate_command(CLI::App& app, Context& context) {
     int jobs = 1;
   };
   auto args = std::make_shared<Args>();
+  auto measured = std::make_shared<MeasuredCalibrationArgs>();
   calibrate_cmd->add_flag("--check", args->check,
                           "Write nothing; exit 1 listing every constant whose committed value or provenance differs");
   add_format_option(*calibrate_cmd, args->format);
   add_jobs_option(*calibrate_cmd, args->jobs);
   calibrate_cmd->add_option("files", args->files, "Validation files (default: every scenarios/validation/*.json)");
-  calibrate_cmd->callback([args, &context]() {
+  calibrate_cmd->add_option("--measured", measured->logs, "nccl-tests output of your machine: solve only the constants it pins")
+      ->check(CLI::ExistingFile);
+  std::vector<CLI::Option*> with_measured = {
+      calibrate_cmd->add_option("--topology", measured->topology, "With --measured: the topology the logs ran on"),
+      calibrate_cmd->add_option("--out", measured->out, "With --measured: the overlay directory to write (use it with --models)"),
+      calibrate_cmd->add_option("--nodes", measured->nodes, "With --measured: servers of that topology (default: the log's hosts)")
+          ->check(CLI::Range(1, 1 << 20)),
+      calibrate_cmd->add_option("--op", measured->op, "With --measured: the operation of runs that name no program"),
+      calibrate_cmd->add_option("--leave-out", measured->leave_out,
+                                "With --measured: hold out sizes MIN-MAX (64M-8G) and report the error on them"),
+      calibrate_cmd->add_flag("--split", measured->split, "With --measured: hold out every other size and report the error on them")};
+  calibrate_cmd->callback([args, measured, with_measured, calibrate_cmd, &context]() {
+    if (!measured->logs.empty()) {
+      if (args->check || !args->files.empty() || calibrate_cmd->count("--format") > 0)
+        throw UsageError("--measured writes an overlay; leave out --check, --format and validation files");
+      measured->jobs = args->jobs;
+      run_measured_calibration(context, *measured);
+      return;
+    }
+    for (const CLI::Option* o : with_measured)
+      if (o->count() > 0) throw UsageError(o->get_name() + " applies to --measured LOG only");
+    if (context.workspace().models_are_overlay())
+      throw UsageError("--models " + context.models_dir + " is an overlay; calibrate without --measured solves a whole models folder");
     std::vector<ValidationRow> rows = load_validation_rows(context.workspace(), args->files);
-    ModelSet committed = ModelSet::load(context.workspace().models());
+    ModelSet committed = context.workspace().model_set();
     ModelSet models = committed;
     CalibrationReport report = calibrate(models, rows, child_predictor(context.workspace(), args->jobs));
     Format format = parse_format(args->format);

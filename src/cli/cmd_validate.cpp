@@ -153,7 +153,7 @@ void add_validate_command(CLI::App& app, Context& context) {
     }
     check_measured_options(*validate, args->measured);
     std::vector<ValidationRow> rows = load_validation_rows(context.workspace(), args->files);
-    ModelSet models = ModelSet::load(context.workspace().models());
+    ModelSet models = context.workspace().model_set();
     bool cross = args->cross || !args->leave_out.empty();
     ValidationRun run = run_validation(context.workspace(), rows, models, args->cross, args->leave_out, args->jobs);
     if (args->format == "markdown") {

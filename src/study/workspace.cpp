@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "io/io.hpp"
+#include "io/model_overlay.hpp"
 #include "io/model_set.hpp"
 #include "topology/cluster.hpp"
 #include "topology/faults.hpp"
@@ -46,10 +47,24 @@ const std::string& Workspace::data_dir() const {
 const Catalog& Workspace::catalog() const {
   if (!catalog_) {
     ++catalog_parses_;
-    catalog_ = load_catalog(models(), !models_dir_.empty());
-    for (const std::string& text : catalog_->notes()) note(text);
+    if (models_are_overlay()) {
+      catalog_ = model_set().catalog();
+    } else {
+      // A --models folder is the user's own: uncited models load, each with a note.
+      catalog_ = load_catalog(models(), !models_dir_.empty());
+      for (const std::string& text : catalog_->notes()) note(text);
+    }
   }
   return *catalog_;
+}
+
+bool Workspace::models_are_overlay() const { return is_overlay_dir(models_dir_); }
+
+ModelSet Workspace::model_set() const {
+  if (!models_are_overlay()) return ModelSet::load(models());
+  ModelSet set = ModelSet::load(data_dir() + "/models");
+  apply_overlay(set, models_dir_);
+  return set;
 }
 
 std::string Workspace::topology_path(const std::string& path_or_name) const {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "io/model_set.hpp"
 #include "model/catalog.hpp"
 #include "model/faults.hpp"
 #include "study/data_dir.hpp"
@@ -26,9 +27,15 @@ class Workspace {
   const std::string& data_dir() const;
   std::string models() const { return models_dir_.empty() ? data_dir() + "/models" : models_dir_; }
 
-  /// The models folder, parsed on first use and kept; InputError (not kept) when it is bad.
-  /// A --models folder is the user's own: what it leaves uncited goes to note() as it loads.
+  /// The models folder, parsed on first use and kept; InputError (not kept) when it is bad. An
+  /// overlay folder (holding overlay.json, io/model_overlay.hpp) is the bundled models with its
+  /// values set on them. A whole --models folder is the user's own: what it leaves uncited goes
+  /// to note() as it loads.
   const Catalog& catalog() const;
+  /// The models as editable documents, the overlay applied when models() is one.
+  ModelSet model_set() const;
+  /// Whether --models names an overlay rather than a whole models folder.
+  bool models_are_overlay() const;
   /// Where notes for the user go (the CLI writes them to stderr); by default nowhere.
   void set_note_sink(std::function<void(const std::string&)> sink) { note_sink_ = std::move(sink); }
   void note(const std::string& text) const {

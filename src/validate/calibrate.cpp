@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 
 #include "util/error.hpp"
@@ -228,29 +229,15 @@ PredictEach in_turn(Predict predict) {
   };
 }
 
-CalibrationReport calibrate(ModelSet& models, const std::vector<ValidationRow>& rows, const PredictEach& predict,
-                            const std::string& left_out) {
-  check_declarations(models, rows);
-  CalibrationReport report;
-  Solver solver(models, predict, report);
-  std::vector<Problem> problems;
-  std::vector<const ModelConstant*> carried;
-  std::map<std::string, double> committed;
-  for (const ModelConstant& c : models.constants()) {
-    committed[c.id] = c.value;
-    if (c.provenance.kind == Provenance::Kind::carried) carried.push_back(&c);
-    if (c.provenance.kind != Provenance::Kind::fitted) continue;
-    Problem p;
-    p.constant = &c;
-    for (const ValidationRow& row : rows)
-      if (row.role == "calibration" && row.pins == c.id && row.source != left_out) p.rows.push_back(row);
-    problems.push_back(p);
-  }
-  auto set_carried = [&] {
-    for (const ModelConstant* c : carried) models.set_value(c->id, models.find(c->provenance.carried_from)->value);
-  };
-  for (Problem& p : problems)
-    if (p.rows.empty()) models.set_value(p.constant->id, *p.constant->provenance.prior);
+namespace {
+
+// Gauss-Seidel over `problems` until a whole sweep changes no written digit; returns each solved
+// constant's log residuals. `before_sweep` runs at the start of each sweep (carried constants
+// follow theirs). With `left_out` set, a constant whose remaining rows no longer depend on it takes
+// its prior instead of failing.
+std::map<std::string, std::vector<double>> solve_in_sweeps(ModelSet& models, std::vector<Problem>& problems, Solver& solver,
+                                                           CalibrationReport& report, const std::function<void()>& before_sweep,
+                                                           const std::string& left_out) {
   std::map<std::string, std::vector<double>> residuals;
   std::vector<std::string> moved;  // constants the last sweep changed
   for (;;) {
@@ -260,7 +247,7 @@ CalibrationReport calibrate(ModelSet& models, const std::vector<ValidationRow>& 
                            " sweeps over the fitted constants (they pull against each other; the last sweep moved " +
                            join(moved, ", ") + "); check which rows pin what");
     ++report.sweeps;
-    set_carried();
+    before_sweep();
     moved.clear();
     for (Problem& p : problems) {
       if (p.rows.empty()) continue;
@@ -285,6 +272,36 @@ CalibrationReport calibrate(ModelSet& models, const std::vector<ValidationRow>& 
     }
     if (moved.empty()) break;
   }
+  return residuals;
+}
+
+}  // namespace
+
+CalibrationReport calibrate(ModelSet& models, const std::vector<ValidationRow>& rows, const PredictEach& predict,
+                            const std::string& left_out) {
+  check_declarations(models, rows);
+  CalibrationReport report;
+  Solver solver(models, predict, report);
+  std::vector<Problem> problems;
+  std::vector<const ModelConstant*> carried;
+  std::map<std::string, double> committed;
+  for (const ModelConstant& c : models.constants()) {
+    committed[c.id] = c.value;
+    if (c.provenance.kind == Provenance::Kind::carried) carried.push_back(&c);
+    if (c.provenance.kind != Provenance::Kind::fitted) continue;
+    Problem p;
+    p.constant = &c;
+    for (const ValidationRow& row : rows)
+      if (row.role == "calibration" && row.pins == c.id && row.source != left_out) p.rows.push_back(row);
+    problems.push_back(p);
+  }
+  auto set_carried = [&] {
+    for (const ModelConstant* c : carried) models.set_value(c->id, models.find(c->provenance.carried_from)->value);
+  };
+  for (Problem& p : problems)
+    if (p.rows.empty()) models.set_value(p.constant->id, *p.constant->provenance.prior);
+  std::map<std::string, std::vector<double>> residuals =
+      solve_in_sweeps(models, problems, solver, report, set_carried, left_out);
   set_carried();
   for (Problem& p : problems) {
     SolvedConstant s;
@@ -306,6 +323,38 @@ CalibrationReport calibrate(ModelSet& models, const std::vector<ValidationRow>& 
     s.old_value = committed[s.id];
     s.value = models.find(s.id)->value;
     s.method = "carried";
+    report.constants.push_back(s);
+  }
+  return report;
+}
+
+CalibrationReport calibrate_chosen(ModelSet& models, const std::vector<ValidationRow>& rows, const PredictEach& predict) {
+  CalibrationReport report;
+  Solver solver(models, predict, report);
+  std::vector<Problem> problems;
+  std::map<std::string, double> committed;
+  for (const ModelConstant& c : models.constants()) {
+    Problem p;
+    p.constant = &c;
+    for (const ValidationRow& row : rows)
+      if (row.pins == c.id) p.rows.push_back(row);
+    if (p.rows.empty()) continue;
+    committed[c.id] = c.value;
+    problems.push_back(p);
+  }
+  for (const ValidationRow& row : rows)
+    if (models.find(row.pins) == nullptr)
+      throw InputError(row.where.file, row.where.pointer + "/pins", "'" + row.pins + "' is no constant of the models");
+  if (problems.empty()) return report;
+  std::map<std::string, std::vector<double>> residuals = solve_in_sweeps(models, problems, solver, report, [] {}, "");
+  for (Problem& p : problems) {
+    SolvedConstant s;
+    s.id = p.constant->id;
+    s.old_value = committed[s.id];
+    s.value = models.find(s.id)->value;
+    for (const ValidationRow& row : p.rows) s.rows.push_back(row.id);
+    s.method = p.rows.size() == 1 ? "exact" : "least_squares";
+    s.residual = std::round(rms(residuals[s.id]) * 1e6) / 1e6;
     report.constants.push_back(s);
   }
   return report;

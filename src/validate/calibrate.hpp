@@ -56,6 +56,13 @@ void check_declarations(const ModelSet& models, const std::vector<ValidationRow>
 CalibrationReport calibrate(ModelSet& models, const std::vector<ValidationRow>& rows, const PredictEach& predict,
                             const std::string& left_out = "");
 
+/// Solves only the constants that `rows` pin (each row's `pins`; its role is not looked at), each
+/// from the rows that name it, keeping every other constant as it is: no prior, no carried
+/// constant follows, no tolerance check (a user's log is fitted as well as the model can, and the
+/// residual says how well). What `calibrate --measured` runs. InputError for a row pinning an
+/// unknown constant or one its prediction does not depend on.
+CalibrationReport calibrate_chosen(ModelSet& models, const std::vector<ValidationRow>& rows, const PredictEach& predict);
+
 /// Default tolerance of a calibration row that states none, for the consistency checks.
 constexpr double kDefaultCalibrationTolerance = 0.05;
 
