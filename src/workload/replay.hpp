@@ -46,6 +46,8 @@ class Replay {
   /// it, or a dependency cycle; UsageError when the topology has too few GPUs.
   /// Keeps references to the topology, catalog and trace, which must outlive the replay.
   Replay(const Topology& topology, const Catalog& catalog, const TraceSpec& trace, ReplayOptions options = {});
+  /// A temporary trace would dangle: the replay reads it until it is destroyed.
+  Replay(const Topology& topology, const Catalog& catalog, TraceSpec&& trace, ReplayOptions options = {}) = delete;
   ~Replay();
   Replay(const Replay&) = delete;
   Replay& operator=(const Replay&) = delete;

@@ -180,7 +180,8 @@ TEST_CASE("chakra: --chakra-compute model costs num_ops and tensor_size through 
   Replay replay(t, catalog(), trace);
   CHECK(replay.rank0_compute_s() == Approx(2e-3 + flops_s).epsilon(1e-9));
   // Duration mode reads the recorded 7 + 7 us instead (and the host's 40 us beside them).
-  Replay recorded(t, catalog(), read_chakra(prefix, {}));
+  const TraceSpec durations = read_chakra(prefix, {});
+  Replay recorded(t, catalog(), durations);
   CHECK(recorded.rank0_compute_s() == 0);  // measured times are not modelled
 }
 
