@@ -1,5 +1,7 @@
 #include "routing/route_table.hpp"
 
+#include <algorithm>
+
 namespace topsim {
 
 namespace {
@@ -64,22 +66,46 @@ ConstraintKey RouteTable::key(const ResourceUse& use) const {
   return static_cast<ConstraintKey>(use.resource * 2 + (split && !use.up ? 1 : 0));
 }
 
-void RouteTable::name_new_resources(const Hop& hop, const ResourceUse& use) {
-  // A resource is declared by the hop that first uses it: this one. Its UP direction is its
-  // lowest-indexed link forward; a shared resource has one name for both keys.
-  while (classes_.size() < table_.resources().size()) {
-    const Resource& r = table_.resources()[classes_.size()];
-    classes_.push_back(hop_class(topology_, hop));
-    if (r.sharing == Resource::Sharing::split_duplex) {
-      Hop reversed = hop;
-      for (LinkUse& l : reversed.links) l.forward = !l.forward;
-      names_.push_back(describe(topology_, use.up ? hop : reversed));
-      names_.push_back(describe(topology_, use.up ? reversed : hop));
+void RouteTable::note_new_resources(const Hop& hop, const ResourceUse& use) {
+  // A resource is declared by the hop that first uses it: this one.
+  while (declaring_.size() < table_.resources().size()) {
+    std::string cls = hop_class(topology_, hop);
+    auto known = std::find(class_names_.begin(), class_names_.end(), cls);
+    if (known == class_names_.end()) known = class_names_.insert(class_names_.end(), std::move(cls));
+    class_of_.push_back(static_cast<std::uint8_t>(known - class_names_.begin()));
+    Declaring d;
+    d.kind = hop.kind;
+    d.up = use.up;
+    if (hop.kind == Hop::Kind::link) {
+      d.first = static_cast<std::uint32_t>(declaring_links_.size());
+      d.count = static_cast<std::uint32_t>(hop.links.size());
+      declaring_links_.insert(declaring_links_.end(), hop.links.begin(), hop.links.end());
     } else {
-      names_.push_back(describe(topology_, hop));
-      names_.push_back(names_.back());
+      d.first = static_cast<std::uint32_t>(declaring_devices_.size());
+      d.count = static_cast<std::uint32_t>(hop.devices.size());
+      declaring_devices_.insert(declaring_devices_.end(), hop.devices.begin(), hop.devices.end());
     }
+    declaring_.push_back(d);
   }
+}
+
+const std::string& RouteTable::name(ConstraintKey key) const {
+  if (auto it = names_.find(key); it != names_.end()) return it->second;
+  const Declaring& d = declaring_.at(resource_of(key));
+  Hop hop;
+  hop.kind = d.kind;
+  if (d.kind == Hop::Kind::link) {
+    hop.links.assign(declaring_links_.begin() + d.first, declaring_links_.begin() + d.first + d.count);
+  } else {
+    hop.devices.assign(declaring_devices_.begin() + d.first, declaring_devices_.begin() + d.first + d.count);
+  }
+  // Its UP direction is its lowest-indexed link forward; a shared resource has one name for
+  // both keys.
+  bool split = table_.resources()[resource_of(key)].sharing == Resource::Sharing::split_duplex;
+  bool down = split && key % 2 == 1;
+  if (split && d.up == down)
+    for (LinkUse& l : hop.links) l.forward = !l.forward;
+  return names_.emplace(key, describe(topology_, hop)).first->second;
 }
 
 const RouteTable::Entry& RouteTable::route(int src_gpu, int dst_gpu, int src_nic, int dst_nic) {
@@ -95,7 +121,7 @@ const RouteTable::Entry& RouteTable::route(int src_gpu, int dst_gpu, int src_nic
   e.uses.reserve(route.path.hops.size());
   for (const Hop& hop : route.path.hops)
     if (auto use = table_.use(hop)) {
-      name_new_resources(hop, *use);
+      note_new_resources(hop, *use);
       e.uses.push_back(*use);
     }
   slots_[at] = Slot{k, static_cast<std::uint32_t>(entries_.size() - 1)};

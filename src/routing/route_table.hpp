@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "routing/resources.hpp"
@@ -43,10 +44,14 @@ class RouteTable {
   /// The resource a key is a direction of.
   static std::size_t resource_of(ConstraintKey key) { return key / 2; }
   /// The resource direction a key names, as `describe` prints the hop crossing it that way.
-  const std::string& name(ConstraintKey key) const { return names_.at(key); }
+  /// Described on first ask: a cluster's million resources are named only where a bound or a
+  /// link report prints them.
+  const std::string& name(ConstraintKey key) const;
   /// The class of a resource as `coll` reports bounds: nvlink, pcie, socket, numa, network
   /// (links); nvswitch, cpu, network (switch cores); memory, copy-engine, staging, gpu.
-  const std::string& resource_class(std::size_t resource) const { return classes_.at(resource); }
+  const std::string& resource_class(std::size_t resource) const {
+    return class_names_.at(class_of_.at(resource));
+  }
 
  private:
   struct Key {
@@ -59,7 +64,8 @@ class RouteTable {
   /// The slot holding `k`, or the empty slot where it would go.
   std::size_t slot_of(const Key& k) const;
   void grow();
-  void name_new_resources(const Hop& hop, const ResourceUse& use);
+  /// Keeps the hop that declared each resource not yet seen, and its class.
+  void note_new_resources(const Hop& hop, const ResourceUse& use);
 
   const Topology& topology_;
   RouteOptions options_;
@@ -75,8 +81,20 @@ class RouteTable {
   };
   std::deque<Entry> entries_;
   std::vector<Slot> slots_;  ///< size a power of two, at most half full
-  std::vector<std::string> names_;    ///< by key
-  std::vector<std::string> classes_;  ///< by resource
+  /// By resource: the hop that first used it, its links and devices in the arenas below, and
+  /// the direction it crossed (`up`); `name` describes it from these.
+  struct Declaring {
+    Hop::Kind kind = Hop::Kind::link;
+    bool up = true;
+    std::uint32_t first = 0;  ///< into declaring_links_ (links) or declaring_devices_
+    std::uint32_t count = 0;
+  };
+  std::vector<Declaring> declaring_;
+  std::vector<LinkUse> declaring_links_;
+  std::vector<Vertex> declaring_devices_;
+  mutable std::unordered_map<ConstraintKey, std::string> names_;  ///< by key, as asked
+  std::vector<std::uint8_t> class_of_;   ///< by resource: index into class_names_
+  std::vector<std::string> class_names_;  ///< the few distinct classes
 };
 
 }  // namespace topsim
