@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Issue 16's speed targets for `topsim train`, timed as whole processes (farm-bench gives the
-# medians in README's Speed section):
+# Issue 16's speed targets for `topsim train`, timed as whole processes (README's Speed section has
+# the medians of repeated runs):
 #   bash bench/llm_targets.sh 405b   # Llama 3 405B, one iteration on 16,384 H100 (2,048 DGX H100): <= 60 s, <= 8 GiB
 #   bash bench/llm_targets.sh 175b   # GPT-3 175B, one iteration on 1,024 A100 (128 DGX A100): <= 10 s
-# e.g. farm-bench -n 3 -- bash bench/llm_targets.sh 405b
+# e.g. for i in 1 2 3; do /usr/bin/time -v bash bench/llm_targets.sh 405b; done
 set -euo pipefail
 topsim=${TOPSIM:-build/topsim}
 case "${1:-}" in

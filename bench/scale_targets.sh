@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 29's speed targets, timed as whole processes (farm-bench gives the medians; README, Speed):
+# Issue 29's speed targets, timed as whole processes (medians of repeated runs in README, Speed):
 #   bash bench/scale_targets.sh coll N      # 1 GiB allreduce, NCCL's choice, on N DGX H100 (8N GPUs)
 #                                           #   N = 16384: <= 10 s, <= 2 GiB; N = 131072: <= 60 s, <= 8 GiB
 #   bash bench/scale_targets.sh train405    # Llama 3 405B on 16,384 H100, tp 8 pp 2 vp 9 sp: <= 5 s
@@ -7,8 +7,8 @@
 #   bash bench/scale_targets.sh plan70      # Llama 2 70B on 1,024 H100 (the issue's 78 s)
 #   bash bench/scale_targets.sh alltoall N  # 32 MiB..8 GiB alltoall (9 sizes) on N DGX H100
 #                                           #   N = 32: <= 10 s; N = 128: <= 60 s
-# e.g. farm-bench -n 3 --timeout 600 -- bash bench/scale_targets.sh coll 2048
-# TOPSIM=other/build/topsim runs another build (a baseline, with farm-bench --vs).
+# e.g. for i in 1 2 3; do /usr/bin/time -v bash bench/scale_targets.sh coll 2048; done
+# TOPSIM=other/build/topsim runs another build (a baseline, timed in turn with this one).
 set -euo pipefail
 topsim=${TOPSIM:-build/topsim}
 case "${1:-}" in

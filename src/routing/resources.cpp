@@ -56,12 +56,12 @@ std::optional<ResourceUse> ResourceTable::use(const Hop& hop) {
     if (owner != kNone && keys_[owner].size() == 1) return checked(owner, only.forward);
   }
   if (hop.kind == Hop::Kind::link) {
-    std::vector<LinkUse> members = hop.links;
+    Hop::Links members = hop.links;
     std::sort(members.begin(), members.end(),
               [](const LinkUse& a, const LinkUse& b) { return std::make_pair(a.link, a.member) < std::make_pair(b.link, b.member); });
     // Key: link x kMemberStride + (member + 1), so that a whole link (member -1) keys as before
     // ordered by link, and each member of a bundle (ecmp, adaptive) is a resource of its own.
-    std::vector<std::size_t> key;
+    boost::container::small_vector<std::size_t, 4> key;
     for (const LinkUse& m : members) {
       if (m.member + 1 >= static_cast<int>(kMemberStride)) throw std::logic_error("ResourceTable: member index too large");
       key.push_back(m.link * kMemberStride + static_cast<std::size_t>(m.member + 1));
@@ -69,7 +69,8 @@ std::optional<ResourceUse> ResourceTable::use(const Hop& hop) {
     bool up = members.front().forward;
     // A link (or a bundle's member) belongs to one bundle at most: its owner, if any, must be
     // this very bundle.
-    if (std::size_t owner = owner_of(key.front()); owner != kNone && keys_[owner] == key) return checked(owner, up);
+    if (std::size_t owner = owner_of(key.front()); owner != kNone && std::equal(keys_[owner].begin(), keys_[owner].end(), key.begin(), key.end()))
+      return checked(owner, up);
     for (std::size_t member : key)
       if (owner_of(member) != kNone)
         throw InputError(topology_.file(), topology_.link(member / kMemberStride).where.pointer,
@@ -89,7 +90,7 @@ std::optional<ResourceUse> ResourceTable::use(const Hop& hop) {
     r.latency_s = latency_s;
     std::size_t index = declare(std::move(r));
     for (std::size_t member : key) owner_of(member) = index;
-    keys_[index] = key;
+    keys_[index].assign(key.begin(), key.end());
     return ResourceUse{index, up};
   }
   auto capacity = hop_capacity_Bps(topology_, hop, mode_);
@@ -98,7 +99,7 @@ std::optional<ResourceUse> ResourceTable::use(const Hop& hop) {
     if (latency_s != 0) throw std::logic_error("ResourceTable: a hop without a capacity has a latency");
     return std::nullopt;
   }
-  std::vector<Vertex> devices = hop.devices;
+  Hop::Devices devices = hop.devices;
   std::sort(devices.begin(), devices.end());
   // Most shared resources are one device's (a switch core, a CPU's memory, a GPU's SMs): a
   // vector by device and kind finds them without building a map key.
@@ -109,7 +110,7 @@ std::optional<ResourceUse> ResourceTable::use(const Hop& hop) {
     single = &single_owner_[slot];
     if (*single != kNone) return checked(*single, true);
   }
-  auto key = std::make_pair(static_cast<int>(hop.kind), devices);
+  auto key = std::make_pair(static_cast<int>(hop.kind), std::vector<Vertex>(devices.begin(), devices.end()));
   if (single == nullptr)
     if (auto it = shared_.find(key); it != shared_.end()) return checked(it->second, true);
   Resource r;
@@ -119,7 +120,7 @@ std::optional<ResourceUse> ResourceTable::use(const Hop& hop) {
   r.kind = hop.kind;
   r.capacity_Bps = *capacity;
   r.latency_s = latency_s;
-  r.devices = devices;
+  r.devices = key.second;
   std::size_t index = declare(std::move(r));
   if (single != nullptr) *single = index;
   else shared_.emplace(key, index);

@@ -426,7 +426,7 @@ double path_bandwidth_Bps(const Topology& t, const Path& path, TransferMode mode
 namespace {
 
 // "nvswitch0..5" for ids that differ only in a contiguous numeric suffix, else "a+b+c".
-std::string device_set(const Topology& t, const std::vector<Vertex>& devices) {
+std::string device_set(const Topology& t, const Hop::Devices& devices) {
   std::vector<std::string> ids;
   for (Vertex v : devices) {
     const std::string& id = t.device(v).id;
@@ -453,7 +453,7 @@ std::string device_set(const Topology& t, const std::vector<Vertex>& devices) {
 
 std::string describe(const Topology& t, const Hop& hop) {
   if (hop.kind == Hop::Kind::link) {
-    std::vector<Vertex> from, to;
+    Hop::Devices from, to;
     int count = 0;
     for (const LinkUse& use : hop.links) {
       const Link& link = t.link(use.link);

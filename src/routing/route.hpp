@@ -9,6 +9,8 @@
 #include <tuple>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 #include "topology/topology.hpp"
 
 namespace topsim {
@@ -45,8 +47,12 @@ struct Hop {
     gpu_sm,       ///< a GPU's limit on SM-driven (NCCL) traffic in and out together
   };
   Kind kind = Kind::link;
-  std::vector<LinkUse> links;   ///< Kind::link
-  std::vector<Vertex> devices;  ///< the other kinds
+  // Inline storage for the usual one to four (a DGX H100's four NVSwitch planes bundled): a
+  // cluster's routes build millions of hops, and two heap blocks each were a fifth of routing.
+  using Links = boost::container::small_vector<LinkUse, 4>;
+  using Devices = boost::container::small_vector<Vertex, 4>;
+  Links links;      ///< Kind::link
+  Devices devices;  ///< the other kinds
 };
 
 struct Path {
