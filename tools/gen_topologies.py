@@ -292,6 +292,39 @@ def dgx_a100():
     return t
 
 
+def dgx_a800():
+    # DGX A100's board with A800 GPUs: a like-for-like what-if against dgx-a100 (only NVLink differs).
+    split = [2, 2, 1, 1, 1, 1]
+    t = Topo(
+        "dgx-a800",
+        "DGX A100 with its 8 A100 replaced by A800 80GB: each A800 uses 8 of the board's 12 NVLink 3.0 ports "
+        "(400 GB/s), every other part as topologies/dgx-a100.json (6 second-generation NVSwitches, four PCIe "
+        "Gen4 switches each with 2 GPUs and 2 HDR InfiniBand NICs, two AMD EPYC 7742). A what-if for comparing "
+        "A100 with A800 like for like (same board, memory and NICs; only NVLink differs); NVIDIA sold a DGX "
+        "A800, but its datasheet is not transcribed here.",
+        [
+            "Board, NICs, PCIe and CPUs: topologies/dgx-a100.json, unchanged",
+            "A800 NVLink: 8 links per GPU, 400 GB/s (as topologies/hgx-a800.json); "
+            + SPLIT_ASSUMPTION.format(n=8, split="2 links to nvswitch0 and nvswitch1, 1 to nvswitch2..5"),
+        ],
+    )
+    gpus(t, 8, "a800")
+    nvs = [t.dev("nvswitch%d" % k, "nvswitch", "nvswitch-gen2") for k in range(6)]
+    sw = [t.dev("pcie%d" % c, "pcie_switch", "pcie4-switch") for c in range(4)]
+    cpu = two_cpus(t, "epyc-7742", "0-63,128-191", "64-127,192-255", "xgmi2", 4)
+    nic = [t.dev("mlx5_%d" % i, "nic", "connectx6-hdr") for i in range(8)]
+    for g in range(8):
+        for k in range(6):
+            t.nvlink("gpu%d" % g, nvs[k], "nvlink3", split[k])
+    for g in range(8):
+        t.pcie("gpu%d" % g, sw[g // 2], "pcie4-x16")
+    for i in range(8):
+        t.pcie(nic[i], sw[i // 2], NIC_PCIE["connectx6-hdr"])
+    for c in range(4):
+        t.pcie(sw[c], cpu[c // 2], "pcie4-x16")
+    return t
+
+
 def hgx_8gpu_nvswitch(name, description, sources, gpu, nvlink, nvswitch, split,
                       sw_model, nic_model, nics_per_switch, cpu_model, cores0, cores1,
                       socket_link, socket_count):
@@ -448,6 +481,7 @@ MACHINES = [
     dgx1_v100,
     dgx2,
     dgx_a100,
+    dgx_a800,
     hgx_a800,
     dgx_h100,
     hgx_h800,
@@ -462,6 +496,7 @@ EXPECTED_COUNTS = {
     "dgx1-v100": (8, 0, 4),
     "dgx2": (16, 12, 8),
     "dgx-a100": (8, 6, 8),
+    "dgx-a800": (8, 6, 8),
     "hgx-a800": (8, 6, 4),
     "dgx-h100": (8, 4, 8),
     "hgx-h800": (8, 4, 8),
@@ -508,6 +543,7 @@ SCALE_OUT = {
     "dgx1-v100": {"kind": "fat-tree", "switch": "sb7800"},
     "dgx2": {"kind": "fat-tree", "switch": "sb7800"},
     "dgx-a100": {"kind": "rail", "switch": "qm8700"},
+    "dgx-a800": {"kind": "rail", "switch": "qm8700"},
     "hgx-a800": {"kind": "rail", "switch": "qm8700"},
     "dgx-h100": {"kind": "rail", "switch": "qm9700"},
     "hgx-h800": {"kind": "rail", "switch": "qm9700"},

@@ -1,5 +1,9 @@
 // topsim compare: one training scenario across topologies and what-ifs (GPU model, NIC model
-// and count, server count), side by side, each column's throughput against the first's.
+// and count, server count), side by side, each column's throughput against the first's, and
+// what sets each column's hardware apart from the first's (topo diff). A variant that cannot
+// run is reported on its own row; the others still run, and the exit status is 2.
+#include <exception>
+#include <limits>
 #include <map>
 #include <memory>
 
@@ -8,6 +12,7 @@
 #include "io/io.hpp"
 #include "study/buying.hpp"
 #include "study/scenarios.hpp"
+#include "study/topology_diff.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
 
@@ -74,6 +79,154 @@ std::string buying_text(const std::string& path, const CompareArgs& args, const 
          spec.price_note + "\n" + table.to_text();
 }
 
+/// Every combination of the listed values, first values first; the scenario's own settings (its
+/// first variant) fill what is not listed.
+std::vector<Variant> listed_variants(const ScenarioSpec& scenario, const CompareArgs& args) {
+  std::vector<int> per_node;
+  for (const std::string& k : names_option(args.nics_per_node))
+    per_node.push_back(k.empty() ? 0 : counts_option(k, "--nics-per-node").front());
+  const Variant base = scenario.variants.front();
+  std::vector<Variant> variants;
+  for (const std::string& topology : names_option(args.topologies))
+    for (const std::string& gpu : names_option(args.gpus_models))
+      for (const std::string& nic : names_option(args.nics))
+        for (int k : per_node) {
+          Variant v = base;
+          std::vector<std::string> parts;
+          if (!topology.empty()) parts.push_back(v.topology = topology);
+          if (!gpu.empty()) parts.push_back(v.gpu = gpu);
+          if (!nic.empty()) parts.push_back(v.nic = nic);
+          if (k > 0) {
+            v.nics_per_node = k;
+            parts.push_back(std::to_string(k) + " NICs");
+          }
+          v.name = parts.empty() ? base.name : join(parts, "/");
+          variants.push_back(v);
+        }
+  if (variants.size() < 2)
+    throw UsageError("nothing to compare: list two or more values in --topologies, --gpu, --nic or --nics-per-node");
+  return variants;
+}
+
+/// One column of the comparison: its points, or why it could not run (an invalid pairing such
+/// as a GPU its board cannot take, or a missing topology), which spoils no other column.
+struct VariantRun {
+  Variant variant;
+  ScenarioSpec scenario;  ///< the scenario with this variant alone
+  std::unique_ptr<ScenarioRunner> runner;
+  std::vector<ScenarioPoint> points;
+  std::string error;  ///< "" when it ran
+  std::exception_ptr thrown;  ///< what error came from, rethrown when no variant ran
+};
+
+std::vector<VariantRun> run_variants(const ScenarioSpec& scenario, const std::vector<Variant>& variants,
+                                     const Workspace& ws, Batch& batch) {
+  std::vector<VariantRun> runs(variants.size());
+  // Every runner adds its platforms before the first run (study/batch.hpp).
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    VariantRun& r = runs[i];
+    r.variant = variants[i];
+    r.scenario = scenario;
+    r.scenario.variants = {variants[i]};
+    try {
+      r.runner = std::make_unique<ScenarioRunner>(r.scenario, ws.catalog(), topology_factory(ws), batch.platforms());
+    } catch (const InputError& e) {
+      r.error = e.what();
+      r.thrown = std::current_exception();
+    } catch (const UsageError& e) {
+      r.error = e.what();
+      r.thrown = std::current_exception();
+    }
+  }
+  for (VariantRun& r : runs) {
+    if (!r.runner) continue;
+    try {
+      r.points = r.runner->run();
+    } catch (const InputError& e) {
+      r.error = e.what();
+      r.thrown = std::current_exception();
+    } catch (const UsageError& e) {
+      r.error = e.what();
+      r.thrown = std::current_exception();
+    }
+  }
+  return runs;
+}
+
+/// The topology a variant ran on, as topo diff compares it.
+TopologyChoice variant_choice(const ScenarioSpec& scenario, const Variant& v) {
+  ScaleOut scale;
+  if (scenario.gpus.empty() && !scenario.nodes.empty()) scale.nodes = scenario.nodes.front();
+  scale.nic = v.nic;
+  scale.nics_per_node = v.nics_per_node;
+  return {v.topology.empty() ? scenario.topology : v.topology, scale, v.gpu, v.name};
+}
+
+/// csv and json: scenario_table's rows, then a row per variant that failed, with its error.
+Table rows_table(const std::vector<VariantRun>& runs, const std::string& topology, Format format) {
+  std::vector<ScenarioPoint> points;
+  for (const VariantRun& r : runs) points.insert(points.end(), r.points.begin(), r.points.end());
+  const Table ran = scenario_table(points, format);
+  std::vector<Column> columns = ran.columns();
+  columns.push_back({"error"});
+  Table table(columns);
+  // Absent: null in JSON, an empty field in CSV.
+  const Cell none = format == Format::json ? Cell(std::numeric_limits<double>::quiet_NaN()) : Cell(std::string());
+  for (const auto& row : ran.rows()) {
+    std::vector<Cell> cells = row;
+    cells.push_back(none);
+    table.add_row(cells);
+  }
+  for (const VariantRun& r : runs) {
+    if (r.error.empty()) continue;
+    std::vector<Cell> cells(columns.size(), none);
+    cells[0] = r.variant.name;
+    cells[1] = r.variant.topology.empty() ? topology : r.variant.topology;
+    if (!r.variant.gpu.empty()) cells[2] = r.variant.gpu;  // else the topology's own, unknown: it did not build
+    cells.back() = r.error;
+    table.add_row(cells);
+  }
+  return table;
+}
+
+/// The table of throughputs: a column per variant that ran, each with its ratio to the first
+/// that ran, above it the variants and what sets each apart from that first one.
+std::string compare_text(const ScenarioSpec& scenario, const std::vector<VariantRun>& runs, const Workspace& ws) {
+  const bool by_nodes = scenario.gpus.empty();
+  const VariantRun* first = nullptr;
+  std::vector<Column> columns = {{by_nodes ? "nodes" : "gpus"}};
+  std::map<int, std::vector<const ScenarioPoint*>> by_count;
+  for (const VariantRun& r : runs) {
+    if (!r.error.empty()) continue;
+    columns.push_back({r.variant.name, 1});
+    if (first) columns.push_back({"ratio", 3});
+    else first = &r;
+    for (const ScenarioPoint& p : r.points) by_count[p.count].push_back(&p);
+  }
+  Table table(columns);
+  for (const auto& [count, row_points] : by_count) {
+    std::vector<Cell> row = {static_cast<long long>(count)};
+    double base = row_points.front()->throughput;
+    for (std::size_t i = 0; i < row_points.size(); ++i) {
+      row.push_back(row_points[i]->throughput);
+      if (i > 0) row.push_back(base > 0 ? row_points[i]->throughput / base : 0.0);
+    }
+    table.add_row(row);
+  }
+  const Network& net = ws.catalog().network(scenario.training.network, scenario.where.at("training").at("network"));
+  std::string text = "# topsim compare: " + scenario.description + "\n# throughput in " + net.sample + "s/s per " +
+                     (by_nodes ? "server count" : "GPU count") + "; ratio: against the first column\n";
+  for (const VariantRun& r : runs) {
+    if (!r.error.empty()) text += "# " + r.variant.name + ": failed: " + r.error + "\n";
+    else text += "# " + r.variant.name + ": " + r.points.front().topology + ", " + r.points.front().gpu + "\n";
+  }
+  for (const VariantRun& r : runs)
+    if (first && &r != first && r.error.empty())
+      text += topology_diff_text(
+          diff_topologies(ws, variant_choice(scenario, first->variant), variant_choice(scenario, r.variant)), "# ");
+  return text + table.to_text();
+}
+
 }  // namespace
 
 void add_compare_command(CLI::App& app, Context& context) {
@@ -98,75 +251,33 @@ void add_compare_command(CLI::App& app, Context& context) {
     if (is_trace_file(path)) throw UsageError(path + " is a trace; compare runs training scenarios (topsim run replays traces)");
     ScenarioSpec scenario = load_scenario(path);
     override_counts(scenario, args->gpus, args->nodes);
-    std::vector<int> per_node;
-    for (const std::string& k : names_option(args->nics_per_node)) {
-      if (k.empty()) {
-        per_node.push_back(0);
-        continue;
-      }
-      std::vector<int> one = counts_option(k, "--nics-per-node");
-      per_node.push_back(one.front());
-    }
-    // Every combination of the listed values, first values first; the scenario's own settings
-    // (its first variant) fill what is not listed.
-    const Variant base = scenario.variants.front();
-    std::vector<Variant> variants;
-    for (const std::string& topology : names_option(args->topologies))
-      for (const std::string& gpu : names_option(args->gpus_models))
-        for (const std::string& nic : names_option(args->nics))
-          for (int k : per_node) {
-            Variant v = base;
-            std::vector<std::string> parts;
-            if (!topology.empty()) parts.push_back(v.topology = topology);
-            if (!gpu.empty()) parts.push_back(v.gpu = gpu);
-            if (!nic.empty()) parts.push_back(v.nic = nic);
-            if (k > 0) {
-              v.nics_per_node = k;
-              parts.push_back(std::to_string(k) + " NICs");
-            }
-            v.name = parts.empty() ? base.name : join(parts, "/");
-            variants.push_back(v);
-          }
-    if (variants.size() < 2)
-      throw UsageError("nothing to compare: list two or more values in --topologies, --gpu, --nic or --nics-per-node");
-    scenario.variants = variants;
-
-    const Catalog& catalog = context.workspace().catalog();
+    const std::vector<Variant> variants = listed_variants(scenario, *args);
+    const Workspace& ws = context.workspace();
+    const Catalog& catalog = ws.catalog();
     const PriceTable prices = read_prices(args->prices, catalog);
     Batch batch;
-    std::vector<ScenarioPoint> points = run_scenario_points(scenario, context.workspace(), batch);
+    const std::vector<VariantRun> runs = run_variants(scenario, variants, ws, batch);
+    std::vector<ScenarioPoint> points;
+    std::string failed;
+    for (const VariantRun& r : runs) {
+      points.insert(points.end(), r.points.begin(), r.points.end());
+      if (!r.error.empty()) failed += "error: variant " + r.variant.name + ": " + r.error + "\n";
+    }
+    // Nothing ran: the first variant's error, as when the scenario alone is run.
+    for (const VariantRun& r : runs)
+      if (points.empty() && r.thrown) std::rethrow_exception(r.thrown);
     if (format != Format::table) {
-      context.out = (prices.empty() ? scenario_table(points, format) : cost_table(points, catalog, prices)).render(format);
-      return;
-    }
-    const bool by_nodes = scenario.gpus.empty();
-    std::vector<Column> columns = {{by_nodes ? "nodes" : "gpus"}};
-    for (const Variant& v : variants) {
-      columns.push_back({v.name, 1});
-      if (&v != &variants.front()) columns.push_back({"ratio", 3});
-    }
-    Table table(columns);
-    std::map<int, std::vector<const ScenarioPoint*>> by_count;
-    for (const ScenarioPoint& p : points) by_count[p.count].push_back(&p);
-    for (const auto& [count, row_points] : by_count) {
-      std::vector<Cell> row = {static_cast<long long>(count)};
-      double first = row_points.front()->throughput;
-      for (std::size_t i = 0; i < row_points.size(); ++i) {
-        row.push_back(row_points[i]->throughput);
-        if (i > 0) row.push_back(first > 0 ? row_points[i]->throughput / first : 0.0);
+      context.out = (prices.empty() ? rows_table(runs, scenario.topology, format) : cost_table(points, catalog, prices)).render(format);
+    } else {
+      context.out = compare_text(scenario, runs, ws);
+      if (!prices.empty()) {
+        const Network& net = catalog.network(scenario.training.network, scenario.where.at("training").at("network"));
+        context.out += "\n# per_W: throughput over the GPUs' TDP; per_usd: " + net.sample +
+                       "s per US dollar at the hourly prices given\n" + cost_table(points, catalog, prices).to_text();
       }
-      table.add_row(row);
     }
-    const Network& net = catalog.network(scenario.training.network, scenario.where.at("training").at("network"));
-    std::string text = "# topsim compare: " + scenario.description + "\n# throughput in " + net.sample +
-                       "s/s per " + (by_nodes ? "server count" : "GPU count") +
-                       "; ratio: against the first column\n";
-    for (const ScenarioPoint* p : by_count.begin()->second)
-      text += "# " + p->variant + ": " + p->topology + ", " + p->gpu + "\n";
-    context.out = text + table.to_text();
-    if (!prices.empty())
-      context.out += "\n# per_W: throughput over the GPUs' TDP; per_usd: " + net.sample +
-                     "s per US dollar at the hourly prices given\n" + cost_table(points, catalog, prices).to_text();
+    // The variants that ran are printed; the exit status says that the comparison is not whole.
+    if (!failed.empty()) throw ExitStatus(2, failed);
   });
 }
 

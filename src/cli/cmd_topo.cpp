@@ -258,6 +258,7 @@ void add_topo_command(CLI::App& app, Context& context) {
   });
   add_topo_export_command(*topo, context);
   add_topo_list_command(*topo, context);
+  add_topo_diff_command(*topo, context);
 }
 
 }  // namespace topsim

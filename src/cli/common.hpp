@@ -53,6 +53,7 @@ void add_jobs_option(CLI::App& command, int& jobs);
 void add_topo_command(CLI::App& app, Context& context);
 void add_topo_export_command(CLI::App& topo, Context& context);  ///< topo export, under `topo`
 void add_topo_list_command(CLI::App& topo, Context& context);    ///< topo list, under `topo`
+void add_topo_diff_command(CLI::App& topo, Context& context);    ///< topo diff, under `topo`
 void add_p2p_command(CLI::App& app, Context& context);
 void add_coll_command(CLI::App& app, Context& context);
 void add_scale_command(CLI::App& app, Context& context);
