@@ -114,20 +114,20 @@ Ranked rank_layouts(const std::vector<const PlanCandidate*>& candidates, std::si
 }
 
 // The plan's candidates, sorted: those whose tensor, context or expert groups span NVLink
-// domains are left out unless the layout allows it (counted in `spanning`); the rest split into
-// those that fit and those that do not.
+// domains are left out unless the layout allows it (counted in `spanning`; when allowed, in
+// `crossing`); the rest split into those that fit and those that do not.
 struct Sorted {
   std::vector<const PlanCandidate*> fitting, unfit;
-  std::size_t spanning = 0;
+  std::size_t spanning = 0, crossing = 0;
 };
 
 Sorted sort_candidates(const std::vector<PlanCandidate>& candidates, const NvlinkDomains& domains, bool allow_cross) {
   Sorted out;
   const DimOrder order = LlmOptions{}.order;  // plan places ranks as Megatron does
   for (const PlanCandidate& c : candidates) {
-    if (!allow_cross && first_spanning(group_spans(c.layout, order, domains)) != nullptr) {
-      ++out.spanning;
-      continue;
+    if (first_spanning(group_spans(c.layout, order, domains)) != nullptr) {
+      ++(allow_cross ? out.crossing : out.spanning);
+      if (!allow_cross) continue;
     }
     (c.fits ? out.fitting : out.unfit).push_back(&c);
   }
@@ -143,6 +143,9 @@ std::string search_counts(std::size_t accepted, const Sorted& sorted, const Rank
   if (sorted.spanning > 0)
     counts += std::to_string(sorted.spanning) + " skipped (a tensor, context or expert group across NVLink domains of " +
               std::to_string(domain_gpus) + " GPUs: --allow-cross-server-tp), ";
+  if (sorted.crossing > 0)
+    counts += std::to_string(sorted.crossing) + " with a tensor, context or expert group across NVLink domains of " +
+              std::to_string(domain_gpus) + " GPUs (--allow-cross-server-tp), ";
   const std::size_t searched = sorted.fitting.size();
   if (searched == 0) {
     counts += "none fits in " + fixed(gpu.memory_B / GiB, 1) + " GiB";
