@@ -5,6 +5,7 @@
 
 #include "cli/train_common.hpp"
 #include "llm/bounds.hpp"
+#include "llm/domains.hpp"
 #include "llm/plan.hpp"
 #include "llm/result_bytes.hpp"
 #include "util/error.hpp"
@@ -53,12 +54,137 @@ std::string why_best(const TransformerSpec& m, const std::pair<LlmLayout, LlmRes
          "\n";
 }
 
+// Layouts simulated in order of their floors (src/llm/bounds.hpp), lowest first, stopping once a
+// floor is above the `needed`-th fastest iteration found: no layout left can enter what is
+// printed (the top and the runner-up), since its iteration is at least its floor. The rows are
+// those a full search ranks first, fastest first, ties in the candidates' order.
+struct Ranked {
+  std::vector<std::pair<LlmLayout, LlmResult>> rows;
+  std::size_t simulated = 0;
+};
+
+Ranked rank_layouts(const std::vector<const PlanCandidate*>& candidates, std::size_t needed, int jobs,
+                    const Topology& topology, const Catalog& catalog, const TransformerSpec& model,
+                    const LlmOptions& options) {
+  struct Pending {
+    const PlanCandidate* candidate;
+    std::size_t order;
+    double floor_s;
+  };
+  std::vector<Pending> pending;
+  for (std::size_t i = 0; i < candidates.size(); ++i)
+    pending.push_back({candidates[i], i, llm_bounds(topology, catalog, model, candidates[i]->layout, options).iteration_s()});
+  std::stable_sort(pending.begin(), pending.end(), [](const Pending& a, const Pending& b) { return a.floor_s < b.floor_s; });
+  std::vector<std::pair<std::size_t, std::pair<LlmLayout, LlmResult>>> done;
+  std::vector<double> fastest;  // the `needed` lowest iteration times so far, ascending
+  auto excluded = [&](const Pending& p) { return needed == 0 || (fastest.size() >= needed && p.floor_s > fastest.back()); };
+  // --jobs layouts at a time, each in a process of its own (util/processes.hpp), as a queue: a
+  // layout starts when a process is free, if the results taken so far do not exclude it, and
+  // the results are taken in floor order with the same test. Results arriving early only make
+  // the queue hand out layouts a serial search would skip, never skip one it would simulate,
+  // and taking in order discards them: the layouts kept (and the count printed) are a serial
+  // search's whatever --jobs is.
+  std::size_t next = 0;
+  run_queue(
+      [&]() -> std::optional<std::size_t> {
+        if (next >= pending.size() || excluded(pending[next])) return std::nullopt;
+        return next++;
+      },
+      jobs,
+      [&](std::size_t k) {
+        return to_bytes(simulate_iteration(topology, catalog, model, pending[k].candidate->layout, options));
+      },
+      [&](std::size_t k, std::string&& answer) {
+        const Pending& p = pending[k];
+        if (excluded(p)) return false;
+        LlmResult r = llm_result_from_bytes(answer);
+        fastest.insert(std::upper_bound(fastest.begin(), fastest.end(), r.iteration_s), r.iteration_s);
+        if (fastest.size() > needed) fastest.pop_back();
+        done.push_back({p.order, {p.candidate->layout, std::move(r)}});
+        return true;
+      });
+  std::sort(done.begin(), done.end(), [](const auto& a, const auto& b) {
+    return a.second.second.iteration_s != b.second.second.iteration_s ? a.second.second.iteration_s < b.second.second.iteration_s
+                                                                      : a.first < b.first;
+  });
+  Ranked out;
+  out.simulated = done.size();
+  for (auto& entry : done) out.rows.push_back(std::move(entry.second));
+  return out;
+}
+
+// The plan's candidates, sorted: those whose tensor, context or expert groups span NVLink
+// domains are left out unless the layout allows it (counted in `spanning`; when allowed, in
+// `crossing`); the rest split into those that fit and those that do not.
+struct Sorted {
+  std::vector<const PlanCandidate*> fitting, unfit;
+  std::size_t spanning = 0, crossing = 0;
+};
+
+Sorted sort_candidates(const std::vector<PlanCandidate>& candidates, const NvlinkDomains& domains, bool allow_cross) {
+  Sorted out;
+  const DimOrder order = LlmOptions{}.order;  // plan places ranks as Megatron does
+  for (const PlanCandidate& c : candidates) {
+    if (first_spanning(group_spans(c.layout, order, domains)) != nullptr) {
+      ++(allow_cross ? out.crossing : out.spanning);
+      if (!allow_cross) continue;
+    }
+    (c.fits ? out.fitting : out.unfit).push_back(&c);
+  }
+  return out;
+}
+
+// The header's count of the search: layouts accepted, skipped for groups across NVLink domains
+// (`domain_gpus` each), fitting, simulated; with --include-unfit, those that do not fit.
+std::string search_counts(std::size_t accepted, const Sorted& sorted, const Ranked& fit, const Ranked& unfit,
+                          bool include_unfit, const GpuModel& gpu, std::size_t needed, int domain_gpus) {
+  const double GiB = 1024.0 * 1024 * 1024;
+  std::string counts = "# " + std::to_string(accepted) + " layouts Megatron accepts, ";
+  if (sorted.spanning > 0)
+    counts += std::to_string(sorted.spanning) + " skipped (a tensor, context or expert group across NVLink domains of " +
+              std::to_string(domain_gpus) + " GPUs: --allow-cross-server-tp), ";
+  if (sorted.crossing > 0)
+    counts += std::to_string(sorted.crossing) + " with a tensor, context or expert group across NVLink domains of " +
+              std::to_string(domain_gpus) + " GPUs (--allow-cross-server-tp), ";
+  const std::size_t searched = sorted.fitting.size();
+  if (searched == 0) {
+    counts += "none fits in " + fixed(gpu.memory_B / GiB, 1) + " GiB";
+  } else {
+    counts += std::to_string(searched) + " fit in " + fixed(gpu.memory_B / GiB, 1) +
+              " GiB (each with the least recomputation that fits), ";
+    counts += fit.simulated == searched ? std::string("all simulated")
+                                        : std::to_string(fit.simulated) + " simulated (the other " +
+                                              std::to_string(searched - fit.simulated) + " have floors above the " +
+                                              std::to_string(needed) + " fastest: docs/llm.md, \"Floors\")";
+  }
+  counts += "\n";
+  if (include_unfit)
+    counts += "# --include-unfit: " + std::to_string(sorted.unfit.size()) + " layouts do not fit, " +
+              std::to_string(unfit.simulated) + " simulated; they rank after every layout that fits (fits false, unfit_reason)\n";
+  return counts;
+}
+
+// The UsageError when no layout fits: the leanest layout and what it needs.
+[[noreturn]] void none_fits(const TransformerSpec& model, const std::vector<const PlanCandidate*>& unfit, int gpus,
+                            const std::string& topology, const GpuModel& gpu) {
+  const double GiB = 1024.0 * 1024 * 1024;
+  const PlanCandidate* leanest = *std::min_element(unfit.begin(), unfit.end(), [](const auto* a, const auto* b) {
+    return a->memory.total_B() < b->memory.total_B();
+  });
+  throw UsageError("no layout of " + model.name + " on " + std::to_string(gpus) + " GPUs of " + topology + " fits in " +
+                   fixed(gpu.memory_B / GiB, 1) + " GiB per GPU (" + gpu.name + "): the leanest of the " +
+                   std::to_string(unfit.size()) + " (" + describe(model, leanest->layout) + ") needs " +
+                   fixed(leanest->memory.total_B() / GiB, 1) +
+                   " GiB; give more --gpus, a smaller --global-batch or --seq, or --include-unfit to rank them anyway");
+}
+
 }  // namespace
 
 void add_plan_command(CLI::App& app, Context& context) {
   CLI::App* plan = app.add_subcommand("plan", "Search the parallel layouts of a transformer on N GPUs and rank those that fit");
   auto args = std::make_shared<TrainArgs>();
   auto top = std::make_shared<int>(5);
+  auto include_unfit = std::make_shared<bool>(false);
   add_train_target_options(*plan, *args);
   plan->get_option("--gpus")->required();
   plan->add_option("--top", *top, "Layouts to print, fastest first")->check(CLI::Range(1, 1000));
@@ -66,7 +192,10 @@ void add_plan_command(CLI::App& app, Context& context) {
   add_jobs_option(*plan, *jobs_wanted);
   plan->add_option("--attention", args->attention, "Attention core: flash (fused) or unfused");
   add_layer_split_options(*plan, *args);
-  plan->callback([args, top, jobs_wanted, &context]() {
+  add_cross_server_option(*plan, *args);
+  plan->add_flag("--include-unfit", *include_unfit,
+                 "Rank layouts that do not fit in memory too, after all that fit (fits false, unfit_reason)");
+  plan->callback([args, top, jobs_wanted, include_unfit, &context]() {
     Format format = parse_format(args->format);
     const Workspace& ws = context.workspace();
     TransformerSpec model = find_transformer(ws, args->model);
@@ -75,9 +204,10 @@ void add_plan_command(CLI::App& app, Context& context) {
     int gpus = args->gpus;
     const Topology& topology = training_topology(ws, args->topology, args->scale, args->gpu, gpus);
     const GpuModel& gpu = topology.gpu_model(0);
+    const NvlinkDomains domains = nvlink_domains(topology);
     PlanSpace space;
     space.gpus = gpus;
-    space.gpus_per_server = std::min(gpus, topology.gpu_count() / (topology.node_of(topology.gpu_count() - 1) + 1));
+    space.gpus_per_domain = std::min(gpus, domains.gpus.front());
     space.base = args->layout;
     // Every layout compares at one batch: one sequence per GPU unless asked (printed above the table).
     if (space.base.global_batch == 0) space.base.global_batch = gpus;
@@ -87,72 +217,25 @@ void add_plan_command(CLI::App& app, Context& context) {
     if (candidates.empty())
       throw UsageError("no layout of " + model.name + " divides over " + std::to_string(gpus) +
                        " GPUs (check --global-batch against micro-batch x dp, and the model's heads and layers)");
-    std::vector<const PlanCandidate*> fitting;
-    for (const PlanCandidate& c : candidates)
-      if (c.fits) fitting.push_back(&c);
-    std::string note;
-    const double GiB = 1024.0 * 1024 * 1024;
-    if (fitting.empty()) {
-      auto leanest = std::min_element(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) {
-        return a.memory.total_B() < b.memory.total_B();
-      });
-      note = "# none of the " + std::to_string(candidates.size()) + " layouts fits in " + fixed(gpu.memory_B / GiB, 1) +
-             " GiB; the leanest needs " + fixed(leanest->memory.total_B() / GiB, 1) + " GiB (fits: false below)\n";
-      fitting.push_back(&*leanest);
-    }
+    const Sorted sorted = sort_candidates(candidates, domains, args->layout.allow_cross_server_tp);
+    if (sorted.fitting.empty() && sorted.unfit.empty())
+      throw UsageError("every layout of " + model.name + " on " + std::to_string(gpus) + " GPUs of " + args->topology +
+                       " has a tensor, context or expert group across NVLink domains (" + std::to_string(domains.gpus.front()) +
+                       " GPUs each); give --allow-cross-server-tp to search them");
+    if (sorted.fitting.empty() && !*include_unfit) none_fits(model, sorted.unfit, gpus, args->topology, gpu);
     LlmOptions options;
     options.nccl = args->nccl;
-    // Simulate in order of the floors (src/llm/bounds.hpp), lowest first, and stop once a floor is
-    // above the (top + 1)-th fastest iteration found: no layout left can enter what is printed (the
-    // top and the runner-up), since its iteration is at least its floor. The rows are those a full
-    // search prints, ties in the candidates' order.
-    struct Pending {
-      const PlanCandidate* candidate;
-      std::size_t order;
-      double floor_s;
-    };
-    std::vector<Pending> pending;
-    for (std::size_t i = 0; i < fitting.size(); ++i)
-      pending.push_back({fitting[i], i, llm_bounds(topology, ws.catalog(), model, fitting[i]->layout, options).iteration_s()});
-    std::stable_sort(pending.begin(), pending.end(), [](const Pending& a, const Pending& b) { return a.floor_s < b.floor_s; });
     const std::size_t needed = static_cast<std::size_t>(*top) + 1;
-    std::vector<std::pair<std::size_t, std::pair<LlmLayout, LlmResult>>> done;
-    std::vector<double> fastest;  // the `needed` lowest iteration times so far, ascending
-    auto excluded = [&](const Pending& p) { return fastest.size() >= needed && p.floor_s > fastest.back(); };
-    // --jobs layouts at a time, each in a process of its own (util/processes.hpp), as a queue: a
-    // layout starts when a process is free, if the results taken so far do not exclude it, and
-    // the results are taken in floor order with the same test. Results arriving early only make
-    // the queue hand out layouts a serial search would skip, never skip one it would simulate,
-    // and taking in order discards them: the layouts kept (and the count printed) are a serial
-    // search's whatever --jobs is.
     const int jobs = std::max(1, *jobs_wanted);
-    std::size_t next = 0;
-    run_queue(
-        [&]() -> std::optional<std::size_t> {
-          if (next >= pending.size() || excluded(pending[next])) return std::nullopt;
-          return next++;
-        },
-        jobs,
-        [&](std::size_t k) {
-          return to_bytes(simulate_iteration(topology, ws.catalog(), model, pending[k].candidate->layout, options));
-        },
-        [&](std::size_t k, std::string&& answer) {
-          const Pending& p = pending[k];
-          if (excluded(p)) return false;
-          LlmResult r = llm_result_from_bytes(answer);
-          fastest.insert(std::upper_bound(fastest.begin(), fastest.end(), r.iteration_s), r.iteration_s);
-          if (fastest.size() > needed) fastest.pop_back();
-          done.push_back({p.order, {p.candidate->layout, std::move(r)}});
-          return true;
-        });
-    std::sort(done.begin(), done.end(), [](const auto& a, const auto& b) {
-      return a.second.second.iteration_s != b.second.second.iteration_s ? a.second.second.iteration_s < b.second.second.iteration_s
-                                                                        : a.first < b.first;
-    });
-    const std::size_t simulated = done.size();
-    std::vector<std::pair<LlmLayout, LlmResult>> rows;
-    for (auto& entry : done) rows.push_back(std::move(entry.second));
-    std::string why = rows.size() > 1 ? why_best(model, rows[0], rows[1]) : "";
+    const Ranked fit = rank_layouts(sorted.fitting, needed, jobs, topology, ws.catalog(), model, options);
+    // Layouts that do not fit rank after every one that does, only where the top leaves room.
+    const Ranked unfit = *include_unfit ? rank_layouts(sorted.unfit, needed - std::min(needed, fit.rows.size()), jobs,
+                                                       topology, ws.catalog(), model, options)
+                                        : Ranked{};
+    const auto& leaders = fit.rows.empty() ? unfit.rows : fit.rows;
+    std::string why = leaders.size() > 1 ? why_best(model, leaders[0], leaders[1]) : "";
+    std::vector<std::pair<LlmLayout, LlmResult>> rows = fit.rows;
+    rows.insert(rows.end(), unfit.rows.begin(), unfit.rows.end());
     if (rows.size() > static_cast<std::size_t>(*top)) rows.resize(static_cast<std::size_t>(*top));
     Table table = training_table(model, rows, format);
     if (format != Format::table) {
@@ -160,21 +243,11 @@ void add_plan_command(CLI::App& app, Context& context) {
       return;
     }
     const LlmLayout& L = rows.front().first;
-    std::string counts = std::to_string(candidates.size()) + " layouts Megatron accepts, ";
-    if (!note.empty()) {
-      counts += "none fits in " + fixed(gpu.memory_B / GiB, 1) + " GiB";
-    } else {
-      counts += std::to_string(fitting.size()) + " fit in " + fixed(gpu.memory_B / GiB, 1) +
-                " GiB (each with the least recomputation that fits), ";
-      counts += simulated == fitting.size() ? std::string("all simulated")
-                                            : std::to_string(simulated) + " simulated (the other " +
-                                                  std::to_string(fitting.size() - simulated) +
-                                                  " have floors above the " + std::to_string(needed) +
-                                                  " fastest: docs/llm.md, \"Floors\")";
-    }
+    const std::string counts = search_counts(candidates.size(), sorted, fit, unfit, *include_unfit, gpu, needed,
+                                             domains.gpus.front());
     context.out = "# topsim plan: " + model.name + " on " + std::to_string(gpus) + " GPUs of " + topology.name() + ", " +
                   std::to_string(L.global_batch) + " sequences of " + std::to_string(L.seq_len) + " tokens, " + L.precision +
-                  "\n# " + counts + "\n" + note + why + table.to_text();
+                  "\n" + counts + why + table.to_text();
   });
 }
 

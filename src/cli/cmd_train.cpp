@@ -14,12 +14,23 @@ namespace topsim {
 
 namespace {
 
+// "# DOES NOT FIT: ..." when the layout needs more memory than its GPU has: the figures that
+// follow are what it would run at with enough memory, a what-if rather than a run.
+std::string unfit_line(const LlmResult& r, const Topology& topology) {
+  if (r.fits) return "";
+  const double GiB = 1024.0 * 1024 * 1024;
+  return "# DOES NOT FIT: needs " + fixed(r.memory.total_B() / GiB, 1) + " GiB per GPU of " +
+         fixed(r.memory_capacity_B / GiB, 1) + " GiB (" + topology.gpu_model(0).name +
+         "); the figures below assume the memory were there (topsim plan lists layouts that fit)\n";
+}
+
 std::string header(const TransformerSpec& m, const LlmLayout& L, const LlmResult& r, const Topology& topology,
-                   const DimOrder& order) {
+                   const DimOrder& order, const std::vector<GroupSpan>& spanning) {
   ParamCounts p = count_params(m);
   const double GiB = 1024.0 * 1024 * 1024;
   std::string text = "# topsim train: " + m.name + " (" + fixed(p.total() / 1e9, 2) + " B parameters) on " +
                      std::to_string(r.gpus) + " GPUs of " + topology.name() + "\n";
+  text += unfit_line(r, topology);
   text += "# layout: tp " + std::to_string(L.tp) + (L.sp ? " (sp)" : "") + ", pp " + std::to_string(L.pp) + ", vp " +
           std::to_string(L.vp) + ", cp " + std::to_string(L.cp) + ", ep " + std::to_string(L.ep) + ", dp " +
           std::to_string(L.dp) + "; " + std::to_string(L.global_batch) + " sequences of " + std::to_string(L.seq_len) +
@@ -27,6 +38,7 @@ std::string header(const TransformerSpec& m, const LlmLayout& L, const LlmResult
           " per replica); " + L.precision + "; ranks " + to_string(order) + "\n";
   if (L.uneven())  // first virtual stage / middle ones (layers x stages) / last
     text += "# layers per virtual stage: " + describe_layer_split(m, L) + "\n";
+  text += cross_domain_notes(spanning);
   text += "# memory per GPU: weights " + fixed(r.memory.weights_B / GiB, 1) + " GiB, gradients " +
           fixed(r.memory.gradients_B / GiB, 1) + ", optimizer states " + fixed(r.memory.optimizer_B / GiB, 1) +
           ", activations " + fixed(r.memory.activations_B / GiB, 1) + " of " + fixed(r.memory_capacity_B / GiB, 1) +
@@ -65,6 +77,8 @@ void run_llm_scenario(const std::string& path, const TrainArgs& args, Context& c
       LlmLayout layout;
       try {
         layout = resolve_layout(model, v.layout, gpus);
+        layout.allow_cross_server_tp = layout.allow_cross_server_tp || args.layout.allow_cross_server_tp;
+        check_group_domains(topology, layout, options.order, v.topology.empty() ? s.topology : v.topology);
       } catch (const UsageError& e) {
         throw InputError(path, v.name.empty() ? "/layout" : "/variants", (v.name.empty() ? "" : "variant '" + v.name + "' ") +
                                                                         "at " + std::to_string(nodes) + " servers: " + e.what());
@@ -73,8 +87,14 @@ void run_llm_scenario(const std::string& path, const TrainArgs& args, Context& c
       labels.push_back(v.name.empty() ? "-" : v.name);
     }
   Table table = training_table(model, rows, format, labels);
+  std::size_t unfit = 0;
+  for (const auto& row : rows) unfit += row.second.fits ? 0 : 1;
+  const std::string unfit_note = unfit == 0 ? ""
+                                            : "# DOES NOT FIT: " + std::to_string(unfit) + " of " + std::to_string(rows.size()) +
+                                                  " rows need more memory than their GPUs have (unfit_reason); their "
+                                                  "figures assume the memory were there\n";
   context.out = format == Format::table ? "# topsim train: " + s.description + "\n# " + model.name + " on " +
-                                              s.topology + "; " + s.sources + "\n" + table.to_text()
+                                              s.topology + "; " + s.sources + "\n" + unfit_note + table.to_text()
                                         : table.render(format);
 }
 
@@ -87,6 +107,7 @@ void add_train_command(CLI::App& app, Context& context) {
   add_train_target_options(*train, *args);
   add_layout_options(*train, *args);
   add_layer_split_options(*train, *args);
+  add_cross_server_option(*train, *args);
   auto emit_chakra = std::make_shared<std::string>();
   train->add_option("--emit-chakra", *emit_chakra,
                     "Write the iteration as Chakra ET files PREFIX.<rank>.et, one per rank (docs/chakra.md)");
@@ -112,6 +133,7 @@ void add_train_command(CLI::App& app, Context& context) {
     int gpus = args->gpus;
     const Topology& topology = training_topology(ws, args->topology, args->scale, args->gpu, gpus);
     LlmLayout layout = resolve_layout(model, args->layout, gpus);
+    const std::vector<GroupSpan> spanning = check_group_domains(topology, layout, options.order, args->topology);
     IterationWindows windows;
     LlmResult r = simulate_iteration(topology, ws.catalog(), model, layout, options, &windows);
     std::string emitted;
@@ -121,7 +143,7 @@ void add_train_command(CLI::App& app, Context& context) {
                 std::to_string(files.size() - 1) + "}.et (topsim run --chakra " + *emit_chakra + " replays them)\n";
     }
     Table table = training_table(model, {{layout, r}}, format);
-    context.out = format == Format::table ? header(model, layout, r, topology, options.order) + emitted + table.to_text()
+    context.out = format == Format::table ? header(model, layout, r, topology, options.order, spanning) + emitted + table.to_text()
                                           : table.render(format);
   });
 }

@@ -1,6 +1,9 @@
 #include "cli/train_common.hpp"
 
+#include <algorithm>
+
 #include "util/error.hpp"
+#include "util/text.hpp"
 
 namespace topsim {
 
@@ -54,6 +57,27 @@ void add_layer_split_options(CLI::App& command, TrainArgs& args) {
                    "The LM head and loss take one layer's slot on the last stage (--account-for-loss-in-pipeline-split)");
 }
 
+void add_cross_server_option(CLI::App& command, TrainArgs& args) {
+  command.add_flag("--allow-cross-server-tp", args.layout.allow_cross_server_tp,
+                   "Let tensor-, context- and expert-parallel groups span NVLink domains (servers), their collectives "
+                   "crossing the network");
+}
+
+std::string unfit_reason(const LlmResult& r) {
+  const double GiB = 1024.0 * 1024 * 1024;
+  if (r.fits) return "";
+  return "needs " + fixed(r.memory.total_B() / GiB, 1) + " of " + fixed(r.memory_capacity_B / GiB, 1) + " GiB per GPU";
+}
+
+std::string cross_domain_notes(const std::vector<GroupSpan>& spanning) {
+  std::string text;
+  for (const GroupSpan& s : spanning)
+    text += "# --" + s.group + " " + std::to_string(s.size) + " spans " + std::to_string(s.domains) +
+            (s.domain_servers > 1 ? " NVLink domains" : " servers") +
+            " (--allow-cross-server-tp): its collectives cross the network\n";
+  return text;
+}
+
 Recompute parse_recompute(const std::string& text) {
   if (text == "none") return Recompute::none;
   if (text == "selective") return Recompute::selective;
@@ -78,6 +102,12 @@ Table training_table(const TransformerSpec& model, const std::vector<std::pair<L
   bool uneven = false;
   for (const auto& row : rows) uneven = uneven || row.first.uneven();
   const std::size_t split_at = 5;  // after vp
+  // Why a row cannot run, only when one cannot (tables of layouts that fit stay as they were).
+  bool unfit = false;
+  for (const auto& row : rows) unfit = unfit || !row.second.fits;
+  const auto fits_column = std::find_if(columns.begin(), columns.end(), [](const Column& c) { return c.name == "fits"; });
+  const auto reason_at = static_cast<std::size_t>(fits_column - columns.begin()) + 1;
+  if (unfit) columns.insert(columns.begin() + reason_at, Column{"unfit_reason"});
   if (uneven) columns.insert(columns.begin() + split_at, Column{"split"});
   if (!labels.empty()) columns.insert(columns.begin(), Column{"variant"});
   const bool parts = format != Format::table;
@@ -102,6 +132,7 @@ Table training_table(const TransformerSpec& model, const std::vector<std::pair<L
         row.push_back(b / GiB);
     if (parts)
       for (double s : {r.floors.iteration_s(), r.floors.compute_s, r.floors.gpu_links_s, r.floors.network_s}) row.push_back(s);
+    if (unfit) row.insert(row.begin() + reason_at, unfit_reason(r));
     if (uneven) {
       const std::string split = describe_layer_split(model, L);
       row.insert(row.begin() + split_at, split.empty() ? std::string("even") : split);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cli/common.hpp"
+#include "llm/domains.hpp"
 #include "study/train.hpp"
 
 namespace topsim {
@@ -23,6 +24,17 @@ struct TrainArgs {
   LlmLayout layout;
 };
 
+/// --allow-cross-server-tp (both commands: tensor, context and expert groups across NVLink
+/// domains; src/llm/domains.hpp).
+void add_cross_server_option(CLI::App& command, TrainArgs& args);
+
+/// Why a layout cannot run, "" when it fits: "needs 96.2 of 40.0 GiB per GPU".
+std::string unfit_reason(const LlmResult& result);
+
+/// The notes a layout's groups across NVLink domains (allowed) earn above a table: "# --tp 16
+/// spans 2 servers (--allow-cross-server-tp): its collectives cross the network\n".
+std::string cross_domain_notes(const std::vector<GroupSpan>& spanning);
+
 /// MODEL, --topology, --nodes, --nic, --nics-per-node, --gpus, --gpu, --nccl, --global-batch,
 /// --seq, --precision, --format (the flags both commands take).
 void add_train_target_options(CLI::App& command, TrainArgs& args);
@@ -39,7 +51,8 @@ Attention parse_attention(const std::string& text);
 
 /// The table of `train` and `plan`: one row per layout with its figures and breakdown.
 /// `labels`, when given, make a first column "variant" (one label per row); a column "split"
-/// after vp when some row's layers are split unevenly (describe_layer_split()).
+/// after vp when some row's layers are split unevenly (describe_layer_split()); a column
+/// "unfit_reason" after fits when some row does not fit in its GPU's memory (unfit_reason()).
 Table training_table(const TransformerSpec& model, const std::vector<std::pair<LlmLayout, LlmResult>>& rows,
                      Format format, const std::vector<std::string>& labels = {});
 

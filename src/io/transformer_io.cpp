@@ -114,6 +114,7 @@ LlmLayout read_llm_layout(const Json& value, const SourceRef& where, const LlmLa
   if (auto zero = r.optional_integer("zero", 0, 3)) L.zero = *zero;
   for (auto [key, field] : {std::pair{"sp", &L.sp}, {"fsdp", &L.fsdp}, {"overlap_grad_reduce", &L.overlap_grad_reduce},
                             {"overlap_param_gather", &L.overlap_param_gather}, {"tp_comm_overlap", &L.tp_comm_overlap},
+                            {"allow_cross_server_tp", &L.allow_cross_server_tp},
                             {"account_for_embedding", &L.account_for_embedding}, {"account_for_loss", &L.account_for_loss}})
     if (r.has(key)) *field = r.boolean(key);
   if (r.has("recompute"))

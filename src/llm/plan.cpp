@@ -55,7 +55,7 @@ std::vector<PlanCandidate> plan_candidates(const TransformerSpec& model, const P
   if (model.moe)
     for (int e : divisors(model.moe->experts, 64))
       if (e > 1) eps.push_back(e);
-  for (int tp : divisors(space.gpus_per_server, space.gpus_per_server))
+  for (int tp : divisors(space.gpus_per_domain, space.gpus_per_domain))
     for (int pp = 1; pp <= std::min(model.layers, 64); ++pp)
       for (int vp : {1, 2, 4})
         for (int cp : cps)

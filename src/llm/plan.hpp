@@ -13,7 +13,7 @@ namespace topsim {
 
 struct PlanSpace {
   int gpus = 0;
-  int gpus_per_server = 8;   ///< tensor parallelism stays inside a server
+  int gpus_per_domain = 8;   ///< tensor parallelism stays inside an NVLink domain (src/llm/domains.hpp)
   LlmLayout base;            ///< global batch, sequence, precision, overlap switches
   double memory_B = 0;       ///< one GPU's memory
   double optimizer_state_B = 0;  ///< bytes of optimizer state per parameter

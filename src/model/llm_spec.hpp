@@ -90,6 +90,9 @@ struct LlmLayout {
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
   bool tp_comm_overlap = false;
+  /// Tensor-, context- or expert-parallel groups may span NVLink domains, their collectives
+  /// crossing the network (--allow-cross-server-tp; a published run that did so says it).
+  bool allow_cross_server_tp = false;
 
   int gpus() const { return tp * pp * cp * dp; }
   int micro_batches() const { return global_batch / (micro_batch * dp); }  ///< per replica per iteration

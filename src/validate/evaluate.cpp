@@ -5,6 +5,7 @@
 #include "compute/kernel.hpp"
 #include "engine/simulator.hpp"
 #include "infer/inference.hpp"
+#include "llm/domains.hpp"
 #include "llm/iteration.hpp"
 #include "p2p/p2p.hpp"
 #include "util/error.hpp"
@@ -151,6 +152,8 @@ double llm_prediction(const ValidationRow& row, const EvaluationInputs& inputs, 
     result.things.insert("frameworks:adam");
     LlmLayout layout = resolve_layout(model, row.layout, row.count);
     LlmOptions options;
+    // A published run whose groups crossed servers says so in its layout (allow_cross_server_tp).
+    check_group_domains(t, layout, options.order, row.topology);
     options.nccl = row.nccl;
     LlmResult r = simulate_iteration(t, catalog, model, layout, options);
     result.detail = "tp" + std::to_string(layout.tp) + " pp" + std::to_string(layout.pp) + " dp" + std::to_string(layout.dp) +
