@@ -400,6 +400,18 @@ double Communicator::busbw_bound_Bps(Algo algo) const {
   return algo == Algo::nvls || algo == Algo::nvls_tree || algo == Algo::collnet ? 2 * least : least;
 }
 
+namespace {
+
+// "25", "31.508", "50": GB/s to the MB/s, without trailing zeros (shortest() prints 5e+01).
+std::string trimmed_GBps(double Bps) {
+  std::string text = fixed(Bps / 1e9, 3);
+  while (text.back() == '0') text.pop_back();
+  if (text.back() == '.') text.pop_back();
+  return text;
+}
+
+}  // namespace
+
 Communicator::BusbwCeiling Communicator::busbw_ceiling(CollOp op) const {
   const Topology& t = fabric_.topology();
   bool nvlink_only = !network_ && ranks() > 1;
@@ -422,7 +434,7 @@ Communicator::BusbwCeiling Communicator::busbw_ceiling(CollOp op) const {
     ceiling.gpu = fabric_.gpu(r);
     std::vector<std::string> parts;
     for (const auto& [model, n] : counted)
-      parts.push_back(std::to_string(n) + " x " + model.first + " at " + shortest(model.second / 1e9) + " GB/s");
+      parts.push_back(std::to_string(n) + " x " + model.first + " at " + trimmed_GBps(model.second) + " GB/s");
     ceiling.links = join(parts, " + ");
   }
   std::vector<std::string> doubling;

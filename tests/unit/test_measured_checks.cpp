@@ -65,6 +65,13 @@ TEST_CASE("busbw ceiling: the line rate of the links a rank can send on", "[ceil
     CHECK(all.doubled_by == "nvls");
     CHECK(comm.busbw_ceiling(CollOp::allgather).Bps == Approx(450e9));
   }
+  SECTION("GB200 NVL72 rack: 72 GPUs in one NVLink domain, 18 x 50 GB/s = 900 GB/s, twice under NVLS") {
+    Topology t = bundled("gb200-nvl72-rack");
+    Communicator comm(t, all_gpus(t), nccl());
+    Communicator::BusbwCeiling c = comm.busbw_ceiling(CollOp::allreduce);
+    CHECK(c.links == "18 x nvlink5 at 50 GB/s");  // the NVLink-C2C to Grace carries no NCCL traffic here
+    CHECK(c.Bps == Approx(1800e9));
+  }
   SECTION("4 A100 PCIe under the CPU: every link of a GPU, one PCIe Gen4 x16 = 31.508 GB/s") {
     Topology t = bundled("pcie-4x-a100");
     Communicator comm(t, all_gpus(t), nccl());
