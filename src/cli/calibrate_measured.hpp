@@ -13,13 +13,15 @@ struct MeasuredCalibrationArgs {
   std::string topology;           ///< --topology
   int nodes = 0;                  ///< --nodes (0: each log's host count)
   std::string op;                 ///< --op, for runs that do not name their program
+  std::string gpu;                ///< --gpu: the model the logs ran on, replacing the topology's
   std::string out;                ///< --out: the overlay directory to write
   std::string leave_out;          ///< --leave-out SIZE-RANGE
   bool split = false;             ///< --split: hold out every other size
   int jobs = 1;
 };
 
-/// Solves, prints the constants, what was not pinned and why, and the error before and after
+/// Refuses (InputError) logs that ran on another GPU model than the topology's (or --gpu's) and
+/// busbw figures above their physical ceiling (cli/measured_checks.hpp). Solves, prints the constants, what was not pinned and why, and the error before and after
 /// (on the held-out rows too), then writes DIR whole (a temporary beside it, renamed).
 void run_measured_calibration(Context& context, const MeasuredCalibrationArgs& args);
 

@@ -2,6 +2,8 @@
 #include <fstream>
 
 #include "cli/calibrate_measured.hpp"
+#include "cli/coll_common.hpp"
+#include "cli/measured_checks.hpp"
 #include "cli/validate_measured.hpp"
 #include "interop/nccl_tests_rows.hpp"
 #include "io/io.hpp"
@@ -9,6 +11,7 @@
 #include "study/predictions.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
+#include "util/units.hpp"
 #include "validate/measured_calibration.hpp"
 
 namespace topsim {
@@ -18,6 +21,7 @@ namespace {
 // The command as given, for each constant's provenance (no date: outputs stay deterministic).
 std::string command_line(const MeasuredCalibrationArgs& a) {
   std::string text = "topsim calibrate --measured " + join(a.logs, " ") + " --topology " + a.topology;
+  if (!a.gpu.empty()) text += " --gpu " + a.gpu;
   if (a.nodes > 0) text += " --nodes " + std::to_string(a.nodes);
   if (!a.op.empty()) text += " --op " + a.op;
   if (!a.leave_out.empty()) text += " --leave-out " + a.leave_out;
@@ -68,7 +72,26 @@ void write_overlay(const std::string& dir, const std::string& text) {
   }
 }
 
-// The logs' rows; each run must fit the topology, as validate --measured runs it.
+// A busbw no run can reach here would pin a constant to an impossible figure: refused.
+void check_ceiling(Context& context, const NcclTestsRun& run, const std::string& file, const Topology& t,
+                   const std::vector<int>& gpus, const std::string& op, const std::string& topology) {
+  const CollOp coll = parse_op(operation_of(run, file, op));
+  Communicator comm(t, gpus, nccl_option(context, run.nccl_version), routes_of(RequestArgs{}));
+  const Communicator::BusbwCeiling ceiling = comm.busbw_ceiling(coll);
+  std::vector<OverCeiling> over = over_ceiling(run, ceiling);
+  if (over.empty()) return;
+  const NcclTestsPoint& p = run.points[over.front().point];
+  throw InputError(file, place_of(p, over.front().point),
+                   std::string(to_string(coll)) + " of " + format_size(p.size_B) + " on " + std::to_string(gpus.size()) +
+                       " GPUs: " + over.front().column + " busbw " + fixed(over.front().busbw_GBps, 2) +
+                       " GB/s is above the ceiling of " + topology + ", " + ceiling_text(ceiling, t) + " (" +
+                       std::to_string(over.size()) + (over.size() == 1 ? " line" : " lines") +
+                       " above it); no constant is solved from a figure that cannot be measured there: check the "
+                       "log's GPUs and --topology, or take the line out");
+}
+
+// The logs' rows; each run must fit the topology, as validate --measured runs it, on the GPUs it
+// names, within the physical ceiling.
 std::vector<ValidationRow> rows_of_logs(Context& context, const MeasuredCalibrationArgs& args) {
   std::vector<NcclTestsLog> logs;
   for (const std::string& file : args.logs) logs.push_back(parse_nccl_tests_output(read_text_file(file), file));
@@ -76,10 +99,13 @@ std::vector<ValidationRow> rows_of_logs(Context& context, const MeasuredCalibrat
   asked.nodes = args.nodes;
   for (const NcclTestsLog& log : logs)
     for (const NcclTestsRun& run : log.runs)
-      if (!run.points.empty())
-        gpus_of_run(run, log.file, context.workspace().topology(args.topology, run_scale_out(run, log.file, asked)),
-                    args.topology);
-  return measured_rows(logs, args.topology, args.nodes, args.op).rows;
+      if (!run.points.empty()) {
+        const Topology& t = context.workspace().topology(args.topology, run_scale_out(run, log.file, asked), args.gpu);
+        std::vector<int> gpus = gpus_of_run(run, log.file, t, args.topology);
+        check_run_gpus(context.workspace(), run, log.file, t, gpus, args.topology, args.gpu);
+        check_ceiling(context, run, log.file, t, gpus, args.op, args.topology);
+      }
+  return measured_rows(logs, args.topology, args.nodes, args.op, args.gpu).rows;
 }
 
 }  // namespace
@@ -150,7 +176,7 @@ void run_measured_calibration(Context& context, const MeasuredCalibrationArgs& a
   if (report.constants.empty())
     throw ExitStatus(1, "error: these logs pin no constant of the models (see above); nothing written to " + args.out + "\n");
   std::string description = "topsim calibrate --measured overlay: constants solved from " + join(args.logs, ", ") + " on " +
-                            args.topology + "; every other constant is the bundled models' (load with --models " +
+                            args.topology + (args.gpu.empty() ? "" : " with --gpu " + args.gpu) + "; every other constant is the bundled models' (load with --models " +
                             args.out + ")";
   write_overlay(args.out, overlay_json(description, overlay));
   out += "wrote " + args.out + "/" + kOverlayFile + " (" + std::to_string(overlay.size()) +

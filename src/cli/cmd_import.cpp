@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "cli/common.hpp"
+#include "cli/measured_checks.hpp"
 #include "cli/validate_measured.hpp"
 #include "collectives/op.hpp"
 #include "interop/nccl_tests_rows.hpp"
@@ -98,6 +99,7 @@ struct NcclTestsImportArgs {
   std::string topology;
   int nodes = 0;
   std::string op;
+  std::string gpu;  ///< --gpu: the model the logs ran on, replacing the topology's in every row
 };
 
 // Validation rows from nccl-tests output; written only when every log read whole.
@@ -105,15 +107,18 @@ void run_nccl_tests_import(Context& context, const NcclTestsImportArgs& args) {
   if (!args.op.empty()) parse_op(args.op);
   std::vector<NcclTestsLog> logs;
   for (const std::string& file : args.logs) logs.push_back(parse_nccl_tests_output(read_text_file(file), file));
-  // Each run must fit the topology its rows name, as validate --measured would run it.
+  // Each run must fit the topology its rows name, on the GPUs it names, as validate --measured
+  // would run it.
   ScaleOut asked;
   asked.nodes = args.nodes;
   for (const NcclTestsLog& log : logs)
     for (const NcclTestsRun& run : log.runs)
-      if (!run.points.empty())
-        gpus_of_run(run, log.file, context.workspace().topology(args.topology, run_scale_out(run, log.file, asked)),
-                    args.topology);
-  MeasuredRows rows = measured_rows(logs, args.topology, args.nodes, args.op);
+      if (!run.points.empty()) {
+        const Topology& t = context.workspace().topology(args.topology, run_scale_out(run, log.file, asked), args.gpu);
+        check_run_gpus(context.workspace(), run, log.file, t, gpus_of_run(run, log.file, t, args.topology), args.topology,
+                       args.gpu);
+      }
+  MeasuredRows rows = measured_rows(logs, args.topology, args.nodes, args.op, args.gpu);
   std::string json = write_validation_json(rows);
   if (args.output.empty()) {
     context.out = json;
@@ -136,6 +141,7 @@ void add_nccl_tests_import(CLI::App& import, Context& context) {
   sub->add_option("--nodes", args->nodes, "Servers of that topology (default: the log's host count when it is more than one)")
       ->check(CLI::Range(1, 1 << 20));
   sub->add_option("--op", args->op, "The operation of runs that do not name their program (allreduce, allgather, ...)");
+  sub->add_option("--gpu", args->gpu, "What-if: replace every GPU's model (models/gpus.json)");
   sub->callback([args, &context]() { run_nccl_tests_import(context, *args); });
 }
 

@@ -4,6 +4,7 @@
 #include <memory>
 #include <set>
 
+#include "cli/measured_checks.hpp"
 #include "cli/validate_measured.hpp"
 #include "collectives/communicator.hpp"
 #include "interop/nccl_tests_rows.hpp"
@@ -27,6 +28,8 @@ struct PredictedRun {
   std::unique_ptr<Communicator> comm;
   std::vector<CollRequest> requests;  ///< one per result line, in order
   PlatformRunner* runner = nullptr;
+  Communicator::BusbwCeiling ceiling;
+  std::set<std::size_t> over;  ///< result lines above the ceiling (flagged, in no error)
 };
 
 std::string run_place(const NcclTestsRun& run) {
@@ -121,6 +124,22 @@ struct MeasuredErrors {
   }
 };
 
+// The rows above their ceiling and the ceilings they break, under the headline ("" for none).
+std::string flagged_text(const std::vector<PredictedRun>& runs, const std::vector<std::string>& flagged,
+                         const std::string& topology) {
+  if (flagged.empty()) return "";
+  std::set<std::string> ceilings;
+  for (const PredictedRun& p : runs)
+    if (!p.over.empty()) ceilings.insert(p.file + ": " + ceiling_text(p.ceiling, *p.topology));
+  std::string out = std::to_string(flagged.size()) + (flagged.size() == 1 ? " row" : " rows") +
+                    " above the physical ceiling (over_ceiling, left out of the errors above; not physically possible on " +
+                    topology + "):\n";
+  for (const std::string& f : flagged) out += "  " + f + "\n";
+  out += "the busbw no algorithm can exceed there:\n";
+  for (const std::string& c : ceilings) out += "  " + c + "\n";
+  return out;
+}
+
 }  // namespace
 
 void add_measured_options(CLI::App& validate, MeasuredArgs& args) {
@@ -129,6 +148,7 @@ void add_measured_options(CLI::App& validate, MeasuredArgs& args) {
   const std::size_t before = validate.get_options().size();
   validate.add_option("--topology", args.topology, "With --measured: the topology the logs ran on (a path or bundled name)");
   validate.add_option("--op", args.op, "With --measured: the operation of runs that do not name their program (allreduce, ...)");
+  validate.add_option("--gpu", args.gpu, "What-if: replace every GPU's model (models/gpus.json)");
   add_request_options(validate, args.request);
   add_scale_out_options(validate, args.scale);
   const std::vector<CLI::Option*> added = validate.get_options();
@@ -156,10 +176,13 @@ std::string measured_report(Context& context, const MeasuredArgs& args, Format f
       p.run = &run;
       p.op = parse_op(operation_of(run, log.file, args.op));
       ScaleOut scale = run_scale_out(run, log.file, args.scale);
-      p.topology = &context.workspace().topology(args.topology, scale);
+      p.topology = &context.workspace().topology(args.topology, scale, args.gpu);
       std::vector<int> gpus = gpus_of_run(run, log.file, *p.topology, args.topology);
+      check_run_gpus(context.workspace(), run, log.file, *p.topology, gpus, args.topology, args.gpu);
       const std::string nccl = args.request.nccl.empty() ? run.nccl_version : args.request.nccl;
       p.comm = std::make_unique<Communicator>(*p.topology, gpus, nccl_option(context, nccl), routes_of(args.request));
+      p.ceiling = p.comm->busbw_ceiling(p.op);
+      for (const OverCeiling& o : over_ceiling(run, p.ceiling)) p.over.insert(o.point);
       for (std::size_t i = 0; i < run.points.size(); ++i)
         p.requests.push_back(measured_request(args, p.op, run.points[i], i, log.file));
       p.runner = &batch.add(*p.topology, p.comm->routes(), p.comm->needs(p.requests));
@@ -168,9 +191,10 @@ std::string measured_report(Context& context, const MeasuredArgs& args, Format f
   if (runs.empty()) throw InputError(args.logs.front(), "", "no result lines (nccl-tests prints them under '#  size  count  type ...', util.cu:757)");
   Table table({{"op"}, {"size_B", 0}, {"gpus"}, {"nodes"}, {"dtype"}, {"measured_time_us", 2}, {"predicted_time_us", 2},
                {"time_error_pct", 1}, {"measured_busbw_GBps", 2}, {"predicted_busbw_GBps", 2}, {"busbw_error_pct", 1},
-               {"ran"}, {"line"}});
+               {"ceiling_GBps", 2}, {"over_ceiling"}, {"ran"}, {"line"}});
   MeasuredErrors time_errors, busbw_errors, headline;
   std::set<std::string> machines;
+  std::vector<std::string> flagged;
   for (PredictedRun& p : runs) {
     machines.insert(p.file + ": " + machine_of(*p.run));
     for (std::size_t i = 0; i < p.requests.size(); ++i) {
@@ -180,13 +204,19 @@ std::string measured_report(Context& context, const MeasuredArgs& args, Format f
       std::string at = std::string(to_string(p.op)) + " " + format_size(m.size_B);
       double te = measured_error(time_us, m.out_of_place.time_us);
       double be = m.out_of_place.busbw_GBps > 0 ? measured_error(busbw, m.out_of_place.busbw_GBps) : NAN;
-      time_errors.add(te, at);
-      if (!std::isnan(be)) busbw_errors.add(be, at);
-      if (m.size_B >= 64.0 * 1024 * 1024 && !std::isnan(be)) headline.add(be, at);
-      else if (m.size_B < 64.0 * 1024 * 1024) headline.add(te, at);
+      const bool over = p.over.count(i) > 0;
+      if (over) {
+        flagged.push_back(p.file + ":" + place_of(m, i) + " (" + at + ", busbw " + fixed(m.out_of_place.busbw_GBps, 2) +
+                          " out-of-place, " + fixed(m.in_place.busbw_GBps, 2) + " in-place)");
+      } else {
+        time_errors.add(te, at);
+        if (!std::isnan(be)) busbw_errors.add(be, at);
+        if (m.size_B >= 64.0 * 1024 * 1024 && !std::isnan(be)) headline.add(be, at);
+        else if (m.size_B < 64.0 * 1024 * 1024) headline.add(te, at);
+      }
       table.add_row({std::string(to_string(p.op)), m.size_B, static_cast<long long>(p.comm->ranks()),
                      static_cast<long long>(p.comm->fabric().nodes().size()), r.dtype.name, m.out_of_place.time_us, time_us,
-                     100 * te, m.out_of_place.busbw_GBps, busbw, std::isnan(be) ? NAN : 100 * be,
+                     100 * te, m.out_of_place.busbw_GBps, busbw, std::isnan(be) ? NAN : 100 * be, p.ceiling.Bps / kGB, over,
                      std::string(to_string(r.algo)) + "/" + to_string(r.proto), p.file + ":" + place_of(m, i)});
     }
   }
@@ -198,7 +228,7 @@ std::string measured_report(Context& context, const MeasuredArgs& args, Format f
   out += headline.line("busbw from 64 MiB, time below (validate's rows)");
   out += time_errors.line("time_us, every size");
   out += busbw_errors.line("busbw_GBps, every size");
-  return out;
+  return out + flagged_text(runs, flagged, args.topology);
 }
 
 }  // namespace topsim

@@ -16,12 +16,13 @@ struct MeasuredArgs {
   std::vector<std::string> logs;  ///< --measured: nccl-tests stdout or -J JSON files
   std::string topology;           ///< --topology
   std::string op;                 ///< --op: the operation of runs that do not name their program
+  std::string gpu;                ///< --gpu: the model the logs ran on, replacing the topology's (a what-if)
   RequestArgs request;            ///< coll's request options (the log's type column wins over -d)
   ScaleOut scale;                 ///< --nodes, --nic, --nics-per-node
   std::vector<std::string> options;  ///< the names of the options above, which mean nothing without --measured
 };
 
-/// Adds --measured, --topology, --op and coll's request and scale-out options to `validate`.
+/// Adds --measured, --topology, --op, --gpu and coll's request and scale-out options to `validate`.
 /// UsageError from check_measured_options when one of them is given without --measured.
 void add_measured_options(CLI::App& validate, MeasuredArgs& args);
 
@@ -38,7 +39,9 @@ std::vector<int> gpus_of_run(const NcclTestsRun& run, const std::string& file, c
 void check_measured_options(const CLI::App& validate, const MeasuredArgs& args);
 
 /// The comparison as `format` text (table: with the accuracy headline). InputError for a log
-/// that does not fit the topology or names an operation topsim does not model.
+/// that does not fit the topology, ran on another GPU model (measured_checks.hpp) or names an
+/// operation topsim does not model. Rows above their physical ceiling are flagged and left out
+/// of the errors.
 std::string measured_report(Context& context, const MeasuredArgs& args, Format format);
 
 }  // namespace topsim

@@ -400,6 +400,54 @@ double Communicator::busbw_bound_Bps(Algo algo) const {
   return algo == Algo::nvls || algo == Algo::nvls_tree || algo == Algo::collnet ? 2 * least : least;
 }
 
+namespace {
+
+// "25", "31.508", "50": GB/s to the MB/s, without trailing zeros (shortest() prints 5e+01).
+std::string trimmed_GBps(double Bps) {
+  std::string text = fixed(Bps / 1e9, 3);
+  while (text.back() == '0') text.pop_back();
+  if (text.back() == '.') text.pop_back();
+  return text;
+}
+
+}  // namespace
+
+Communicator::BusbwCeiling Communicator::busbw_ceiling(CollOp op) const {
+  const Topology& t = fabric_.topology();
+  bool nvlink_only = !network_ && ranks() > 1;
+  for (int a = 0; a < ranks() && nvlink_only; ++a)
+    for (int b = 0; b < ranks() && nvlink_only; ++b)
+      if (a != b) nvlink_only = find_route(t, fabric_.gpu(a), fabric_.gpu(b), fabric_.options()).kind == RouteKind::nvlink;
+  BusbwCeiling ceiling;
+  ceiling.Bps = std::numeric_limits<double>::infinity();
+  for (int r = 0; r < ranks(); ++r) {
+    double egress = 0;
+    std::map<std::pair<std::string, double>, int> counted;  // (model, one link's rate) -> links
+    for (auto [e, end] = boost::out_edges(t.gpu(fabric_.gpu(r)), t.graph()); e != end; ++e) {
+      const Link& link = t.link(*e);
+      if (nvlink_only && link.kind != LinkKind::nvlink) continue;
+      egress += link.line_rate_Bps();
+      counted[{link.model_name, link.bandwidth_Bps}] += link.count;
+    }
+    if (egress >= ceiling.Bps) continue;
+    ceiling.Bps = egress;
+    ceiling.gpu = fabric_.gpu(r);
+    std::vector<std::string> parts;
+    for (const auto& [model, n] : counted)
+      parts.push_back(std::to_string(n) + " x " + model.first + " at " + trimmed_GBps(model.second) + " GB/s");
+    ceiling.links = join(parts, " + ");
+  }
+  std::vector<std::string> doubling;
+  for (Algo algo : algorithms_for(op))
+    if ((algo == Algo::nvls || algo == Algo::nvls_tree || algo == Algo::collnet) && unavailable(op, algo).empty())
+      doubling.push_back(to_string(algo));
+  if (!doubling.empty()) {
+    ceiling.Bps *= 2;
+    ceiling.doubled_by = join(doubling, ", ");
+  }
+  return ceiling;
+}
+
 std::size_t Communicator::append(const CollRequest& request, Schedule& schedule, const std::vector<std::size_t>& after,
                                  std::size_t composite_offset) {
   if (!request.algo || !request.proto) throw std::logic_error("Communicator::append needs a chosen algorithm and protocol");

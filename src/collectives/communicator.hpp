@@ -103,6 +103,21 @@ class Communicator {
   /// GPU, one direction) among the ranks. NVLS, NVLS-Tree and CollNet reduce in the switches, so
   /// a rank sends only its input once: twice that bound.
   double busbw_bound_Bps(Algo algo) const;
+
+  /// The busbw (bytes/s) no run of `op` on these GPUs can exceed, whichever algorithm NCCL picks:
+  /// a measured figure above it is not physically possible here. As busbw_bound_Bps, at line
+  /// rate (never an efficiency), with two differences. On one server where every pair of ranks
+  /// is joined over NVLink (through NVSwitches or directly), NCCL's P2P transport sends only on
+  /// NVLink, so only NVLink links count (DGX A100: 12 x 25 GB/s = 300 GB/s, not 331.5 with PCIe).
+  /// It is doubled when any in-switch reduction (NVLS, NVLS-Tree, CollNet) can run `op` here.
+  /// Across servers every link of a GPU counts and the NICs are not a limit: loose, never wrong.
+  struct BusbwCeiling {
+    double Bps = 0;
+    int gpu = 0;            ///< the GPU (topology index) whose links set it: the least egress
+    std::string links;      ///< those links: "12 x nvlink3 at 25 GB/s"
+    std::string doubled_by;  ///< "" or the in-switch algorithms that double it ("nvls")
+  };
+  BusbwCeiling busbw_ceiling(CollOp op) const;
   /// The NCCL model of the ranks' architecture; InputError when models/ has none.
   const NcclModel& nccl() const;
 

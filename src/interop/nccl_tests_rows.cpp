@@ -73,7 +73,7 @@ std::string machine_of(const NcclTestsRun& run) {
 }
 
 MeasuredRows measured_rows(const std::vector<NcclTestsLog>& logs, const std::string& topology, int nodes,
-                           const std::string& op) {
+                           const std::string& op, const std::string& gpu) {
   MeasuredRows out;
   std::vector<std::string> parts;
   std::map<std::string, int> ids;  // -N (common.cu:934) prints each size once per cycle: later ones get "/cycleK"
@@ -96,6 +96,7 @@ MeasuredRows measured_rows(const std::vector<NcclTestsLog>& logs, const std::str
         if (seen > 1) row.id += "/cycle" + std::to_string(seen);
         row.kind = "coll";
         row.topology = topology;
+        row.gpu = gpu;
         row.op = name;
         for (int g = 0; g < run.gpu_count(); ++g) row.gpus.push_back(g);
         row.size_B = p.size_B;
@@ -139,6 +140,7 @@ std::string write_validation_json(const MeasuredRows& rows) {
     j["id"] = v.id;
     j["kind"] = v.kind;
     j["topology"] = v.topology;
+    if (!v.gpu.empty()) j["gpu"] = v.gpu;
     j["op"] = v.op;
     j["gpus"] = static_cast<int>(v.gpus.size());
     if (v.scale.nodes > 0) j["nodes"] = v.scale.nodes;

@@ -25,8 +25,10 @@ struct MeasuredRows {
   std::map<std::string, std::string> sources;  ///< source id -> what it is (file, machine, command)
   std::vector<ValidationRow> rows;
 };
+/// `gpu`, when given, is the model the logs ran on, written into each row (replacing the
+/// topology's, as --gpu does).
 MeasuredRows measured_rows(const std::vector<NcclTestsLog>& logs, const std::string& topology, int nodes,
-                           const std::string& op);
+                           const std::string& op, const std::string& gpu = "");
 
 /// The rows as a validation file that `topsim validate FILE` reads back.
 std::string write_validation_json(const MeasuredRows& rows);

@@ -145,6 +145,14 @@ GpuModel read_gpu(const std::string& name, const Json& value, const SourceRef& w
     if (auto tdp = params.optional_quantity(r, "tdp", Quantity::power)) m.tdp_W = *tdp;
     read_mig(r, m, params);
     m.pci_device_ids = read_pci_device_ids(r, params);
+    if (r.has("device_names")) {
+      params.add("device_names");
+      m.device_names = read_array(r, "device_names", [](const Json& v, const SourceRef& at) {
+        if (!v.is_string() || v.get<std::string>().empty())
+          fail(at, "expected a GPU name as nvidia-smi prints it, got " + describe(v));
+        return v.get<std::string>();
+      });
+    }
   });
 }
 

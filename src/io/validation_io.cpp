@@ -35,6 +35,7 @@ void read_coll_keys(ObjectReader& r, ValidationRow& row) {
   row.scale.nics_per_node = r.optional_integer("nics_per_node", 1, 64).value_or(0);
   if (r.optional("gpu_direct")) row.gpu_direct = r.boolean("gpu_direct");
   if (auto nccl = r.optional_string("nccl")) row.nccl = *nccl;
+  if (auto gpu = r.optional_string("gpu")) row.gpu = *gpu;  // the model it ran on, replacing the topology's
 }
 
 void read_kernel_keys(ObjectReader& r, ValidationRow& row) {

@@ -71,6 +71,9 @@ struct GpuModel {
   int mig_memory_slices = 0;    ///< memory slices MIG divides the GPU into; 0: no MIG
   std::vector<MigProfile> mig_profiles;  ///< in the guide's order; empty: no MIG
   std::vector<std::string> pci_device_ids;  ///< "0x20b5", as NCCL's topology XML prints them
+  /// cudaDeviceProp::name as nvidia-smi and nccl-tests print it ("NVIDIA A100-SXM4-80GB");
+  /// compared through interop/gpu_names.hpp
+  std::vector<std::string> device_names;
   Sources sources;
   SourceRef where;
 };

@@ -173,14 +173,13 @@ double llm_prediction(const ValidationRow& row, const EvaluationInputs& inputs, 
 }  // namespace
 
 std::vector<ValidationResult> evaluate(const std::vector<ValidationRow>& rows, const EvaluationInputs& inputs) {
-  auto load = [&](const std::string& name, const ScaleOut& scale) { return inputs.topology(name, scale, ""); };
-  // Topologies by name and scale-out request.
-  auto topology_key = [](const ValidationRow& row) { return row.topology + "|" + row.scale.text(); };
+  // Topologies by name, scale-out request and GPU model (a coll row's "gpu": what it ran on).
+  auto topology_key = [](const ValidationRow& row) { return row.topology + "|" + row.scale.text() + "|" + row.gpu; };
   std::map<std::string, std::unique_ptr<Topology>> topologies;
   auto simulated = [](const ValidationRow& row) { return row.role != "pending" && (row.kind == "p2p" || row.kind == "coll"); };
   for (const auto& row : rows)
     if (simulated(row) && !topologies.count(topology_key(row))) try {
-        topologies[topology_key(row)] = std::make_unique<Topology>(load(row.topology, row.scale));
+        topologies[topology_key(row)] = std::make_unique<Topology>(inputs.topology(row.topology, row.scale, row.gpu));
       } catch (const UsageError& e) {  // the row asks what its topology cannot do
         throw InputError(row.where.file, row.where.pointer, e.what());
       }
