@@ -9,6 +9,7 @@
 #include "llm/result_bytes.hpp"
 #include "util/error.hpp"
 #include "util/processes.hpp"
+#include "util/progress.hpp"
 #include "util/text.hpp"
 
 namespace topsim {
@@ -64,9 +65,11 @@ void add_plan_command(CLI::App& app, Context& context) {
   plan->add_option("--top", *top, "Layouts to print, fastest first")->check(CLI::Range(1, 1000));
   auto jobs_wanted = std::make_shared<int>();
   add_jobs_option(*plan, *jobs_wanted);
+  auto quiet = std::make_shared<bool>(false);
+  add_quiet_option(*plan, *quiet);
   plan->add_option("--attention", args->attention, "Attention core: flash (fused) or unfused");
   add_layer_split_options(*plan, *args);
-  plan->callback([args, top, jobs_wanted, &context]() {
+  plan->callback([args, top, jobs_wanted, quiet, &context]() {
     Format format = parse_format(args->format);
     const Workspace& ws = context.workspace();
     TransformerSpec model = find_transformer(ws, args->model);
@@ -127,9 +130,14 @@ void add_plan_command(CLI::App& app, Context& context) {
     // search's whatever --jobs is.
     const int jobs = std::max(1, *jobs_wanted);
     std::size_t next = 0;
+    // The total is the layouts that fit; the floors usually stop the search before it.
+    Progress progress("topsim plan", "layouts", stderr_progress(*quiet));
+    std::string latest;  // the layout handed out last, what the line shows as running
+    std::size_t taken = 0;
     run_queue(
         [&]() -> std::optional<std::size_t> {
           if (next >= pending.size() || excluded(pending[next])) return std::nullopt;
+          latest = describe(model, pending[next].candidate->layout);
           return next++;
         },
         jobs,
@@ -138,13 +146,16 @@ void add_plan_command(CLI::App& app, Context& context) {
         },
         [&](std::size_t k, std::string&& answer) {
           const Pending& p = pending[k];
+          progress.update(++taken, pending.size(), latest);
           if (excluded(p)) return false;
           LlmResult r = llm_result_from_bytes(answer);
           fastest.insert(std::upper_bound(fastest.begin(), fastest.end(), r.iteration_s), r.iteration_s);
           if (fastest.size() > needed) fastest.pop_back();
           done.push_back({p.order, {p.candidate->layout, std::move(r)}});
           return true;
-        });
+        },
+        &progress);
+    progress.finish();
     std::sort(done.begin(), done.end(), [](const auto& a, const auto& b) {
       return a.second.second.iteration_s != b.second.second.iteration_s ? a.second.second.iteration_s < b.second.second.iteration_s
                                                                         : a.first < b.first;

@@ -54,7 +54,7 @@ PredictEach child_predictor(const Workspace& workspace, int jobs) {
 }
 
 ValidationRun run_validation(const Workspace& workspace, const std::vector<ValidationRow>& rows, const ModelSet& models,
-                             bool cross, const std::string& only_source, int jobs) {
+                             bool cross, const std::string& only_source, int jobs, Progress* progress) {
   ValidationRun run;
   std::set<std::string> sources;
   for (const ValidationRow& row : rows) sources.insert(row.source);
@@ -95,7 +95,8 @@ ValidationRun run_validation(const Workspace& workspace, const std::vector<Valid
       return predict({PredictionAsk{&own[i], &without}}).front();
     }});
   }
-  std::vector<std::vector<ValidationResult>> predicted = evaluate_in_children(children, jobs);
+  if (progress != nullptr) progress->update(0, children.size());
+  std::vector<std::vector<ValidationResult>> predicted = evaluate_in_children(children, jobs, progress);
   for (std::size_t i = 0; i < left_out.size(); ++i) {
     std::size_t next = 0;
     for (ValidationResult& r : run.results)

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "study/workspace.hpp"
+#include "util/progress.hpp"
 #include "validate/calibrate.hpp"
 
 namespace topsim {
@@ -21,10 +22,11 @@ PredictEach child_predictor(const Workspace& workspace, int jobs);
 /// with the constants re-solved without its own source. `only_source`: leave out just this one
 /// (and return only its rows). Each source is left out in a child process of its own, `jobs` at
 /// once (a lone source's solve uses the `jobs` itself); the results do not depend on `jobs`.
+/// `progress` (may be null) counts the sources left out.
 struct ValidationRun {
   std::vector<ValidationResult> results;
 };
 ValidationRun run_validation(const Workspace& workspace, const std::vector<ValidationRow>& rows, const ModelSet& models,
-                             bool cross, const std::string& only_source, int jobs);
+                             bool cross, const std::string& only_source, int jobs, Progress* progress = nullptr);
 
 }  // namespace topsim
