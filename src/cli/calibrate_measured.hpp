@@ -17,6 +17,7 @@ struct MeasuredCalibrationArgs {
   std::string leave_out;          ///< --leave-out SIZE-RANGE
   bool split = false;             ///< --split: hold out every other size
   int jobs = 1;
+  bool quiet = false;             ///< --quiet: no progress line
 };
 
 /// Solves, prints the constants, what was not pinned and why, and the error before and after

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <memory>
 #include <set>
 
 #include "io/io.hpp"
@@ -44,12 +45,16 @@ std::vector<ValidationResult> evaluate_with(const Workspace& workspace, const st
 
 }  // namespace
 
-PredictEach child_predictor(const Workspace& workspace, int jobs) {
-  return [&workspace, jobs](const std::vector<PredictionAsk>& asked) {
+PredictEach child_predictor(const Workspace& workspace, int jobs, Progress* progress) {
+  auto made = std::make_shared<std::size_t>(0);  // predictions so far, over every call
+  return [&workspace, jobs, progress, made](const std::vector<PredictionAsk>& asked) {
     std::vector<ChildPrediction> children;
     for (const PredictionAsk& a : asked)
       children.push_back(ChildPrediction{a.rows, [&workspace, a] { return evaluate_with(workspace, *a.rows, a.models->catalog()); }});
-    return evaluate_in_children(children, jobs);
+    std::vector<std::vector<ValidationResult>> out = evaluate_in_children(children, jobs);
+    *made += asked.size();
+    if (progress != nullptr) progress->update(*made, 0);
+    return out;
   };
 }
 

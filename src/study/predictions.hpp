@@ -15,8 +15,9 @@ namespace topsim {
 std::vector<ValidationRow> load_validation_rows(const Workspace& workspace, const std::vector<std::string>& files);
 
 /// Predicts rows under ModelSets, each in a child process of its own, at most `jobs` children at
-/// once; the returned function refers to `workspace`.
-PredictEach child_predictor(const Workspace& workspace, int jobs);
+/// once; the returned function refers to `workspace` (and `progress`, when not null, which it
+/// tells the predictions made so far, of a total nobody knows ahead: calibrate's solves decide).
+PredictEach child_predictor(const Workspace& workspace, int jobs, Progress* progress = nullptr);
 
 /// Results of every row under the committed models, and (cross) each evaluated row's prediction
 /// with the constants re-solved without its own source. `only_source`: leave out just this one
