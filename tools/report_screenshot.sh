@@ -22,6 +22,9 @@ shoot() {  # rows, page, screenshot, colours, pixels
 shoot tests/baselines/gpt-tensor-parallel-dgx-a100.json training.html training.png 4 400
 # Collectives: busbw lines of several counts and overrides per server.
 shoot tests/baselines/sweep-allreduce-servers.json collectives.html collectives.png 3 150
+# Inference: throughput per watt and per dollar as blue bars, latency as math (blue) and memory
+# (orange) stacked.
+shoot tests/data/report/infer-resnet50.json infer.html infer.png 2 2000
 # Link utilisation: the heat map of a DGX-1 ring allreduce, its NVLinks busy (100%, yellow)
 # from the first bin on.
 "$topsim" coll dgx1-v100 -b 256M -e 256M --link-usage "$tmp/links.json" >/dev/null

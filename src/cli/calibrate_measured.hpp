@@ -18,6 +18,7 @@ struct MeasuredCalibrationArgs {
   std::string leave_out;          ///< --leave-out SIZE-RANGE
   bool split = false;             ///< --split: hold out every other size
   int jobs = 1;
+  bool quiet = false;             ///< --quiet: no progress line
 };
 
 /// Refuses (InputError) logs that ran on another GPU model than the topology's (or --gpu's) and

@@ -53,6 +53,7 @@ void add_calibrate_command(CLI::App& app, Context& context) {
     std::string format;
     std::vector<std::string> files;
     int jobs = 1;
+    bool quiet = false;
   };
   auto args = std::make_shared<Args>();
   auto measured = std::make_shared<MeasuredCalibrationArgs>();
@@ -60,6 +61,7 @@ void add_calibrate_command(CLI::App& app, Context& context) {
                           "Write nothing; exit 1 listing every constant whose committed value or provenance differs");
   add_format_option(*calibrate_cmd, args->format);
   add_jobs_option(*calibrate_cmd, args->jobs);
+  add_quiet_option(*calibrate_cmd, args->quiet);
   calibrate_cmd->add_option("files", args->files, "Validation files (default: every scenarios/validation/*.json)");
   calibrate_cmd->add_option("--measured", measured->logs, "nccl-tests output of your machine: solve only the constants it pins")
       ->check(CLI::ExistingFile);
@@ -78,6 +80,7 @@ void add_calibrate_command(CLI::App& app, Context& context) {
       if (args->check || !args->files.empty() || calibrate_cmd->count("--format") > 0)
         throw UsageError("--measured writes an overlay; leave out --check, --format and validation files");
       measured->jobs = args->jobs;
+      measured->quiet = args->quiet;
       run_measured_calibration(context, *measured);
       return;
     }
@@ -88,7 +91,9 @@ void add_calibrate_command(CLI::App& app, Context& context) {
     std::vector<ValidationRow> rows = load_validation_rows(context.workspace(), args->files);
     ModelSet committed = context.workspace().model_set();
     ModelSet models = committed;
-    CalibrationReport report = calibrate(models, rows, child_predictor(context.workspace(), args->jobs));
+    Progress progress("topsim calibrate", "predictions", stderr_progress(args->quiet));
+    CalibrationReport report = calibrate(models, rows, child_predictor(context.workspace(), args->jobs, &progress));
+    progress.finish();
     Format format = parse_format(args->format);
     context.out = constants_table(report, models).render(format);
     auto changed = models.changed_files();

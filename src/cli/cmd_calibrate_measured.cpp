@@ -129,11 +129,13 @@ void run_measured_calibration(Context& context, const MeasuredCalibrationArgs& a
 
   const ModelSet bundled = context.workspace().model_set();
   ModelSet solved = bundled;
-  PredictEach predict = child_predictor(context.workspace(), args.jobs);
+  Progress progress("topsim calibrate", "predictions", stderr_progress(args.quiet));
+  PredictEach predict = child_predictor(context.workspace(), args.jobs, &progress);
   PinChoice choice = choose_pins(bundled, fit, predict);
   CalibrationReport report = calibrate_chosen(solved, choice.rows, predict);
   std::vector<std::vector<ValidationResult>> after =
       predict({{&fit, &solved}, {&held, &bundled}, {&held, &solved}});
+  progress.finish();
 
   Table table({{"constant"}, {"method"}, {"bundled", 6}, {"solved", 6}, {"unit"}, {"rows"}, {"residual_pct", 2}, {"pinned_by"}});
   std::vector<OverlayConstant> overlay;

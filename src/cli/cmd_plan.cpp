@@ -10,6 +10,7 @@
 #include "llm/result_bytes.hpp"
 #include "util/error.hpp"
 #include "util/processes.hpp"
+#include "util/progress.hpp"
 #include "util/text.hpp"
 
 namespace topsim {
@@ -63,9 +64,17 @@ struct Ranked {
   std::size_t simulated = 0;
 };
 
+// `progress` counts layouts over both searches (those that fit, then those that do not):
+// `before` were taken by an earlier search, `total` is both searches' candidates.
+struct SearchProgress {
+  Progress& progress;
+  std::size_t before;
+  std::size_t total;
+};
+
 Ranked rank_layouts(const std::vector<const PlanCandidate*>& candidates, std::size_t needed, int jobs,
                     const Topology& topology, const Catalog& catalog, const TransformerSpec& model,
-                    const LlmOptions& options) {
+                    const LlmOptions& options, const SearchProgress& shown) {
   struct Pending {
     const PlanCandidate* candidate;
     std::size_t order;
@@ -85,9 +94,12 @@ Ranked rank_layouts(const std::vector<const PlanCandidate*>& candidates, std::si
   // and taking in order discards them: the layouts kept (and the count printed) are a serial
   // search's whatever --jobs is.
   std::size_t next = 0;
+  std::string latest;  // the layout handed out last, what the progress line shows as running
+  std::size_t taken = 0;
   run_queue(
       [&]() -> std::optional<std::size_t> {
         if (next >= pending.size() || excluded(pending[next])) return std::nullopt;
+        latest = describe(model, pending[next].candidate->layout);
         return next++;
       },
       jobs,
@@ -96,13 +108,15 @@ Ranked rank_layouts(const std::vector<const PlanCandidate*>& candidates, std::si
       },
       [&](std::size_t k, std::string&& answer) {
         const Pending& p = pending[k];
+        shown.progress.update(shown.before + ++taken, shown.total, latest);
         if (excluded(p)) return false;
         LlmResult r = llm_result_from_bytes(answer);
         fastest.insert(std::upper_bound(fastest.begin(), fastest.end(), r.iteration_s), r.iteration_s);
         if (fastest.size() > needed) fastest.pop_back();
         done.push_back({p.order, {p.candidate->layout, std::move(r)}});
         return true;
-      });
+      },
+      &shown.progress);
   std::sort(done.begin(), done.end(), [](const auto& a, const auto& b) {
     return a.second.second.iteration_s != b.second.second.iteration_s ? a.second.second.iteration_s < b.second.second.iteration_s
                                                                       : a.first < b.first;
@@ -190,12 +204,14 @@ void add_plan_command(CLI::App& app, Context& context) {
   plan->add_option("--top", *top, "Layouts to print, fastest first")->check(CLI::Range(1, 1000));
   auto jobs_wanted = std::make_shared<int>();
   add_jobs_option(*plan, *jobs_wanted);
+  auto quiet = std::make_shared<bool>(false);
+  add_quiet_option(*plan, *quiet);
   plan->add_option("--attention", args->attention, "Attention core: flash (fused) or unfused");
   add_layer_split_options(*plan, *args);
   add_cross_server_option(*plan, *args);
   plan->add_flag("--include-unfit", *include_unfit,
                  "Rank layouts that do not fit in memory too, after all that fit (fits false, unfit_reason)");
-  plan->callback([args, top, jobs_wanted, include_unfit, &context]() {
+  plan->callback([args, top, jobs_wanted, include_unfit, quiet, &context]() {
     Format format = parse_format(args->format);
     const Workspace& ws = context.workspace();
     TransformerSpec model = find_transformer(ws, args->model);
@@ -227,11 +243,17 @@ void add_plan_command(CLI::App& app, Context& context) {
     options.nccl = args->nccl;
     const std::size_t needed = static_cast<std::size_t>(*top) + 1;
     const int jobs = std::max(1, *jobs_wanted);
-    const Ranked fit = rank_layouts(sorted.fitting, needed, jobs, topology, ws.catalog(), model, options);
+    // The total is the layouts searched; the floors usually stop the search before it.
+    Progress progress("topsim plan", "layouts", stderr_progress(*quiet));
+    const std::size_t total = sorted.fitting.size() + (*include_unfit ? sorted.unfit.size() : 0);
+    const Ranked fit =
+        rank_layouts(sorted.fitting, needed, jobs, topology, ws.catalog(), model, options, {progress, 0, total});
     // Layouts that do not fit rank after every one that does, only where the top leaves room.
     const Ranked unfit = *include_unfit ? rank_layouts(sorted.unfit, needed - std::min(needed, fit.rows.size()), jobs,
-                                                       topology, ws.catalog(), model, options)
+                                                       topology, ws.catalog(), model, options,
+                                                       {progress, sorted.fitting.size(), total})
                                         : Ranked{};
+    progress.finish();
     const auto& leaders = fit.rows.empty() ? unfit.rows : fit.rows;
     std::string why = leaders.size() > 1 ? why_best(model, leaders[0], leaders[1]) : "";
     std::vector<std::pair<LlmLayout, LlmResult>> rows = fit.rows;

@@ -1,7 +1,8 @@
 // topsim report: one self-contained HTML page with the table and charts of a run, comparison,
 // collective sweep or training sweep (any JSON rows topsim wrote). Charts are inline SVG: busbw
 // against message size for collectives; throughput efficiency against GPUs and the
-// iteration-time breakdown for training.
+// iteration-time breakdown for training sweeps; MFU, iteration time and its parts for train and
+// plan rows, throughput per watt and per dollar for infer and compare rows (report/row_charts).
 #include <map>
 #include <memory>
 #include <set>
@@ -10,6 +11,7 @@
 #include "io/io.hpp"
 #include "report/chart.hpp"
 #include "report/link_usage.hpp"
+#include "report/row_charts.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
 
@@ -125,7 +127,7 @@ void add_report_command(CLI::App& app, Context& context) {
   auto input = std::make_shared<std::string>();
   auto output = std::make_shared<std::string>();
   report->add_option("result", *input,
-                     "JSON rows: what sweep, merge, run, compare or coll wrote (--format json), or a --link-usage file")
+                     "JSON rows: what sweep, merge, run, compare, coll, train, plan or infer wrote (--format json), or a --link-usage file")
       ->required();
   report->add_option("-o,--output", *output, "The HTML page (default: standard output)");
   report->callback([input, output, &context]() {
@@ -135,8 +137,10 @@ void add_report_command(CLI::App& app, Context& context) {
     } else {
       ResultFile f = load_result_rows(*input);
       std::vector<std::string> charts = collective_charts(f.rows);
-      std::vector<std::string> training = training_charts(f.rows);
-      charts.insert(charts.end(), training.begin(), training.end());
+      for (auto* kind : {&training_charts, &llm_charts, &inference_charts, &compare_charts}) {
+        std::vector<std::string> more = (*kind)(f.rows);
+        charts.insert(charts.end(), more.begin(), more.end());
+      }
       std::vector<std::string> columns;
       std::set<std::string> seen;
       for (const ResultRow& r : f.rows)

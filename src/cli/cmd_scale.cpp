@@ -12,6 +12,7 @@
 #include "util/bytes.hpp"
 #include "util/error.hpp"
 #include "util/processes.hpp"
+#include "util/progress.hpp"
 #include "util/text.hpp"
 #include "util/units.hpp"
 
@@ -81,7 +82,9 @@ void add_scale_command(CLI::App& app, Context& context) {
   add_fault_options(*scale, args->faults);
   auto jobs = std::make_shared<int>();
   add_jobs_option(*scale, *jobs);
-  scale->callback([args, jobs, &context]() {
+  auto quiet = std::make_shared<bool>(false);
+  add_quiet_option(*scale, *quiet);
+  scale->callback([args, jobs, quiet, &context]() {
     Faults faults = faults_of(args->faults);
     Format format = parse_format(args->format);
     CollRequest request = request_of(args->request, parse_op(args->op));
@@ -91,6 +94,7 @@ void add_scale_command(CLI::App& app, Context& context) {
     const NcclVersion& version = nccl_option(context, args->request.nccl);
     std::vector<std::size_t> items(counts.size());
     for (std::size_t i = 0; i < items.size(); ++i) items[i] = i;
+    Progress progress("topsim scale", "server counts", stderr_progress(*quiet));
     std::vector<std::string> answers = run_in_processes(items, *jobs, [&](std::size_t i) {
       ScaleOut scale_out;
       scale_out.nodes = counts[i];
@@ -134,7 +138,8 @@ void add_scale_command(CLI::App& app, Context& context) {
         out.healthy_busbw_Bps = h.busbw_Bps;
       }
       return out.to_bytes();
-    });
+    }, &progress);
+    progress.finish();
     std::vector<PointResult> points;
     for (const std::string& answer : answers) points.push_back(PointResult::from_bytes(answer));
 

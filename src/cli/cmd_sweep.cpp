@@ -2,8 +2,6 @@
 // variants x counts) as one JSON row; --shard i/n runs every n-th point from the i-th, so that
 // a job array spreads a grid over machines (the grid runs in study/sweep). topsim merge joins
 // the shards into what one run writes.
-#include <unistd.h>
-
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -15,6 +13,7 @@
 #include "report/result_file.hpp"
 #include "study/sweep.hpp"
 #include "util/error.hpp"
+#include "util/progress.hpp"
 #include "util/text.hpp"
 
 namespace topsim {
@@ -25,6 +24,7 @@ struct SweepArgs {
   std::string file;
   std::string output;
   std::string shard = "1/1";
+  bool quiet = false;
 };
 
 std::pair<int, int> parse_shard(const std::string& text) {
@@ -42,11 +42,6 @@ std::pair<int, int> parse_shard(const std::string& text) {
   return {i[0], n[0]};
 }
 
-void progress(std::size_t done, std::size_t total) {
-  if (isatty(STDERR_FILENO)) std::fprintf(stderr, "\rtopsim sweep: %zu/%zu points", done, total);
-  if (isatty(STDERR_FILENO) && done == total) std::fprintf(stderr, "\n");
-}
-
 }  // namespace
 
 void add_sweep_command(CLI::App& app, Context& context) {
@@ -56,13 +51,16 @@ void add_sweep_command(CLI::App& app, Context& context) {
       ->required();
   sweep->add_option("-o,--output", args->output, "Write the rows here (default: standard output)");
   sweep->add_option("--shard", args->shard, "Run the i-th of n shares of the points (1/3, 2/3, 3/3)")->default_val("1/1");
+  add_quiet_option(*sweep, args->quiet);
   sweep->callback([args, &context]() {
     auto [index, shards] = parse_shard(args->shard);
     std::string path = context.workspace().scenario_path(args->file);
     // The file as the user named it, so that results do not depend on where the data lives.
-    SweepShard shard{index, shards, progress};
+    Progress progress("topsim sweep", "points", stderr_progress(args->quiet));
+    SweepShard shard{index, shards, [&](std::size_t done, std::size_t total) { progress.update(done, total); }};
     ResultFile result = is_sweep_file(path) ? sweep_collectives(path, args->file, context.workspace(), shard)
                                             : sweep_scenario(path, args->file, context.workspace(), shard);
+    progress.finish();
     std::string text = result_file_text(result);
     if (args->output.empty()) context.out = text;
     else write_file_whole(args->output, text, "-o");

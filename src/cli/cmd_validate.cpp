@@ -130,6 +130,7 @@ void add_validate_command(CLI::App& app, Context& context) {
     std::string leave_out;
     std::vector<std::string> files;
     int jobs = 1;
+    bool quiet = false;
     MeasuredArgs measured;  ///< --measured LOG --topology T: a user's nccl-tests output instead
   };
   auto args = std::make_shared<Args>();
@@ -141,6 +142,7 @@ void add_validate_command(CLI::App& app, Context& context) {
   validate->add_option("--leave-out", args->leave_out,
                        "Re-solve the constants without this source's rows and predict them (a source id)");
   add_jobs_option(*validate, args->jobs);
+  add_quiet_option(*validate, args->quiet);
   validate->add_option("files", args->files, "Validation files (default: every scenarios/validation/*.json)");
   add_measured_options(*validate, args->measured);
   validate->callback([args, validate, &context]() {
@@ -155,7 +157,10 @@ void add_validate_command(CLI::App& app, Context& context) {
     std::vector<ValidationRow> rows = load_validation_rows(context.workspace(), args->files);
     ModelSet models = context.workspace().model_set();
     bool cross = args->cross || !args->leave_out.empty();
-    ValidationRun run = run_validation(context.workspace(), rows, models, args->cross, args->leave_out, args->jobs);
+    Progress progress("topsim validate", "sources left out", stderr_progress(args->quiet));
+    ValidationRun run =
+        run_validation(context.workspace(), rows, models, args->cross, args->leave_out, args->jobs, &progress);
+    progress.finish();
     if (args->format == "markdown") {
       context.out = results_table(run.results, cross, true).to_markdown() + "\n" + summary_text(run, models, cross) +
                     "\nConstants that are not cited facts (models/*.json):\n\n" + constants_table(models).to_markdown();

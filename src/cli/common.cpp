@@ -94,6 +94,11 @@ void add_format_option(CLI::App& command, std::string& format) {
       ->default_val("table");
 }
 
+void add_quiet_option(CLI::App& command, bool& quiet) {
+  command.add_flag("-q,--quiet", quiet,
+                   "No progress line on stderr (it shows only on a terminal, once a run passes 2 s)");
+}
+
 void add_jobs_option(CLI::App& command, int& jobs) {
   jobs = usable_cpus();
   command.add_option("-j,--jobs", jobs, "Child processes to simulate in at once (default: the usable CPUs); the figures do not depend on it")

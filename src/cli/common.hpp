@@ -46,6 +46,10 @@ void write_file_whole(const std::string& path, const std::string& text, const st
 /// Adds --format table|csv|json to a subcommand, bound to `format`.
 void add_format_option(CLI::App& command, std::string& format);
 
+/// Adds -q/--quiet (no progress line on stderr) to a subcommand, bound to `quiet`: the one
+/// definition of the flag for every command that draws one (util/progress.hpp).
+void add_quiet_option(CLI::App& command, bool& quiet);
+
 /// Adds -j/--jobs N (child processes at once, default the usable CPUs) to a subcommand.
 void add_jobs_option(CLI::App& command, int& jobs);
 

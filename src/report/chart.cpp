@@ -14,16 +14,22 @@ constexpr double kLeft = 70, kRight = 170, kTop = 36, kBottom = 70;  // plot mar
 // A colour-blind-safe palette (Okabe and Ito), cycled.
 const char* const kColours[] = {"#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"};
 
-std::string num(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f", v);
+std::string num(double v, int digits = 1) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%.*f", digits, v);
   return text;
 }
 
-// An axis value: three significant digits.
+// An axis value: three significant digits; from 10,000 up with a k, M or G suffix (128k, not
+// 1.28e+05), so that a tick stays narrower than the margin beside the axis.
 std::string value_text(double v) {
   char text[32];
-  std::snprintf(text, sizeof text, "%.3g", v);
+  const char* suffix = "";
+  // The bounds are where three digits of the smaller suffix would round up to 1000.
+  if (std::fabs(v) >= 999.5e6) v /= 1e9, suffix = "G";
+  else if (std::fabs(v) >= 999.5e3) v /= 1e6, suffix = "M";
+  else if (std::fabs(v) >= 1e4) v /= 1e3, suffix = "k";
+  std::snprintf(text, sizeof text, "%.3g%s", v, suffix);
   return text;
 }
 
@@ -113,6 +119,11 @@ std::string svg(const LineChart& chart) {
     for (const auto& [x, y] : s.points) points += (points.empty() ? "" : " ") + num(px(x)) + "," + num(py(y));
     body += "<polyline class=\"series\" fill=\"none\" stroke-width=\"2\" stroke=\"" + std::string(kColours[i % 8]) +
             "\" points=\"" + points + "\"><title>" + escape(s.name) + "</title></polyline>\n";
+    if (chart.markers)
+      for (const auto& [x, y] : s.points)
+        body += "<circle class=\"point\" cx=\"" + num(px(x)) + "\" cy=\"" + num(py(y)) + "\" r=\"3\" fill=\"" +
+                kColours[i % 8] + "\"><title>" + escape(s.name + ": " + value_text(x) + ", " + value_text(y)) +
+                "</title></circle>\n";
   }
   return frame(chart.title, body + legend(names));
 }
@@ -142,7 +153,7 @@ std::string svg(const StackedBars& chart) {
       double top = kTop + h - (base + v) / y_max * h;
       body += "<rect class=\"segment\" x=\"" + num(x) + "\" y=\"" + num(top) + "\" width=\"" + num(slot * 0.7) +
               "\" height=\"" + num(v / y_max * h) + "\" fill=\"" + kColours[s % 8] + "\"><title>" +
-              escape(chart.categories[c] + ": " + chart.segments[s] + " " + num(v)) + "</title></rect>\n";
+              escape(chart.categories[c] + ": " + chart.segments[s] + " " + num(v, chart.title_digits)) + "</title></rect>\n";
       base += v;
     }
     // Labels slanted so that long ones do not run into each other.
@@ -151,6 +162,9 @@ std::string svg(const StackedBars& chart) {
   }
   body += "<text transform=\"translate(16 " + num(kTop + h / 2) + ") rotate(-90)\" text-anchor=\"middle\">" +
           escape(chart.y_label) + "</text>\n";
+  if (!chart.x_label.empty())
+    body += "<text x=\"" + num(kWidth - kRight) + "\" y=\"" + num(kHeight - 6) + "\" text-anchor=\"end\">" +
+            escape(chart.x_label) + "</text>\n";
   return frame(chart.title, body + legend(chart.segments));
 }
 

@@ -19,6 +19,7 @@ struct LineChart {
   std::string y_label;
   bool log_x = false;  ///< x on a base-2 logarithmic axis (message sizes, GPU counts)
   std::vector<Series> series;
+  bool markers = false;  ///< a <circle class="point"> at each point (a lone point shows)
 };
 
 struct StackedBars {
@@ -27,6 +28,8 @@ struct StackedBars {
   std::vector<std::string> categories;     ///< one bar each
   std::vector<std::string> segments;       ///< stacked bottom to top
   std::vector<std::vector<double>> values; ///< [category][segment], >= 0
+  std::string x_label;                     ///< under the category labels; none when empty
+  int title_digits = 1;                    ///< decimals of a segment's value in its tooltip
 };
 
 /// Rows of cells coloured by a value in [0, 1]: link utilisation against time.

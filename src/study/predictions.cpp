@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <memory>
 #include <set>
 
 #include "io/io.hpp"
@@ -44,17 +45,21 @@ std::vector<ValidationResult> evaluate_with(const Workspace& workspace, const st
 
 }  // namespace
 
-PredictEach child_predictor(const Workspace& workspace, int jobs) {
-  return [&workspace, jobs](const std::vector<PredictionAsk>& asked) {
+PredictEach child_predictor(const Workspace& workspace, int jobs, Progress* progress) {
+  auto made = std::make_shared<std::size_t>(0);  // predictions so far, over every call
+  return [&workspace, jobs, progress, made](const std::vector<PredictionAsk>& asked) {
     std::vector<ChildPrediction> children;
     for (const PredictionAsk& a : asked)
       children.push_back(ChildPrediction{a.rows, [&workspace, a] { return evaluate_with(workspace, *a.rows, a.models->catalog()); }});
-    return evaluate_in_children(children, jobs);
+    std::vector<std::vector<ValidationResult>> out = evaluate_in_children(children, jobs);
+    *made += asked.size();
+    if (progress != nullptr) progress->update(*made, 0);
+    return out;
   };
 }
 
 ValidationRun run_validation(const Workspace& workspace, const std::vector<ValidationRow>& rows, const ModelSet& models,
-                             bool cross, const std::string& only_source, int jobs) {
+                             bool cross, const std::string& only_source, int jobs, Progress* progress) {
   ValidationRun run;
   std::set<std::string> sources;
   for (const ValidationRow& row : rows) sources.insert(row.source);
@@ -95,7 +100,8 @@ ValidationRun run_validation(const Workspace& workspace, const std::vector<Valid
       return predict({PredictionAsk{&own[i], &without}}).front();
     }});
   }
-  std::vector<std::vector<ValidationResult>> predicted = evaluate_in_children(children, jobs);
+  if (progress != nullptr) progress->update(0, children.size());
+  std::vector<std::vector<ValidationResult>> predicted = evaluate_in_children(children, jobs, progress);
   for (std::size_t i = 0; i < left_out.size(); ++i) {
     std::size_t next = 0;
     for (ValidationResult& r : run.results)

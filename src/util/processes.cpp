@@ -15,6 +15,7 @@
 
 #include "util/bytes.hpp"
 #include "util/error.hpp"
+#include "util/progress.hpp"
 
 namespace topsim {
 
@@ -107,7 +108,7 @@ void stop_all(std::vector<Child>& running) {
 
 void run_queue(const std::function<std::optional<std::size_t>()>& next, int jobs,
                const std::function<std::string(std::size_t)>& work,
-               const std::function<bool(std::size_t, std::string&&)>& take) {
+               const std::function<bool(std::size_t, std::string&&)>& take, Progress* progress) {
   jobs = std::max(jobs, 1);
   std::vector<std::size_t> handed;                  // items, in the order next() gave them
   std::vector<std::optional<std::string>> answers;  // by position: the child's whole answer
@@ -164,10 +165,13 @@ void run_queue(const std::function<std::optional<std::size_t>()>& next, int jobs
       if (running.empty()) return;
       std::vector<pollfd> fds;
       for (const Child& c : running) fds.push_back({c.fd, POLLIN, 0});
-      if (::poll(fds.data(), fds.size(), -1) < 0) {
+      // With a progress line, wake every 250 ms to redraw its elapsed time.
+      const int ready = ::poll(fds.data(), fds.size(), progress != nullptr ? 250 : -1);
+      if (ready < 0) {
         if (errno == EINTR) continue;
         throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
       }
+      if (progress != nullptr) progress->refresh();
       for (std::size_t k = running.size(); k-- > 0;) {
         if (!(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
         Child& c = running[k];
@@ -198,14 +202,16 @@ void run_queue(const std::function<std::optional<std::size_t>()>& next, int jobs
 }
 
 std::vector<std::string> run_in_processes(const std::vector<std::size_t>& items, int jobs,
-                                          const std::function<std::string(std::size_t)>& work) {
+                                          const std::function<std::string(std::size_t)>& work, Progress* progress) {
   std::vector<std::string> out(items.size());
   std::size_t given = 0, taken = 0;
   run_queue([&]() -> std::optional<std::size_t> { return given < items.size() ? std::optional(items[given++]) : std::nullopt; },
             jobs, work, [&](std::size_t, std::string&& answer) {
               out[taken++] = std::move(answer);
+              if (progress != nullptr) progress->update(taken, items.size());
               return true;
-            });
+            },
+            progress);
   return out;
 }
 

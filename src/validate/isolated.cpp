@@ -74,11 +74,12 @@ std::vector<ValidationResult> parse_child(const std::vector<ValidationRow>& rows
 
 }  // namespace
 
-std::vector<std::vector<ValidationResult>> evaluate_in_children(const std::vector<ChildPrediction>& asked, int parallel) {
+std::vector<std::vector<ValidationResult>> evaluate_in_children(const std::vector<ChildPrediction>& asked, int parallel,
+                                                                Progress* progress) {
   std::vector<std::size_t> items(asked.size());
   for (std::size_t i = 0; i < items.size(); ++i) items[i] = i;
   std::vector<std::string> texts =
-      run_in_processes(items, parallel, [&](std::size_t i) { return serialize(asked[i].body()); });
+      run_in_processes(items, parallel, [&](std::size_t i) { return serialize(asked[i].body()); }, progress);
   std::vector<std::vector<ValidationResult>> results;
   for (std::size_t i = 0; i < asked.size(); ++i) results.push_back(parse_child(*asked[i].rows, texts[i]));
   return results;

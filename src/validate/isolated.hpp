@@ -23,7 +23,9 @@ struct ChildPrediction {
 /// results in the order given. An InputError, UsageError or other exception in a child is thrown
 /// again here with the same text; when several fail, the first in the given order is thrown, so
 /// the error does not depend on which child finished first. A child never returns into the caller.
-std::vector<std::vector<ValidationResult>> evaluate_in_children(const std::vector<ChildPrediction>& asked, int parallel);
+/// `progress` (may be null) counts the children that answered.
+std::vector<std::vector<ValidationResult>> evaluate_in_children(const std::vector<ChildPrediction>& asked, int parallel,
+                                                                Progress* progress = nullptr);
 
 /// The same for one body.
 std::vector<ValidationResult> evaluate_in_child(const std::vector<ValidationRow>& rows,

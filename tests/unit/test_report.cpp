@@ -115,3 +115,95 @@ TEST_CASE("report: heat map of link usage") {
   CHECK(one.rows == std::vector<std::string>{"gpu2 -nvlink1-> gpu3"});
   CHECK(one.title == "link utilisation: test run (1 less busy, 1 idle not shown)");
 }
+
+// --- charts of train, plan, infer and compare rows ------------------------------------------
+
+#include "report/row_charts.hpp"
+
+namespace row_charts_test {
+
+// A plan row: `zero` as text (older files) or as an integer (since issue 47), same chart.
+topsim::ResultRow plan_row(double iteration_s, double mfu, topsim::ResultValue zero) {
+  topsim::ResultRow r;
+  r.fields = {{"gpus", 16LL}, {"tp", 2LL}, {"pp", 1LL}, {"vp", 1LL}, {"cp", 1LL}, {"ep", 1LL}, {"dp", 8LL},
+              {"mb", 1LL},    {"zero", zero}, {"recompute", std::string("none")}, {"iteration_s", iteration_s},
+              {"mfu", mfu},   {"compute_s", iteration_s - 0.1}, {"tp_s", 0.0}, {"dp_s", 0.1}};
+  return r;
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace row_charts_test
+
+TEST_CASE("report: plan rows at one GPU count are charted by rank, zero as text or integer") {
+  using row_charts_test::plan_row;
+  std::vector<topsim::ResultRow> rows = {plan_row(2.0, 0.7, std::string("3")), plan_row(2.5, 0.56, 3LL)};
+  std::vector<std::string> charts = topsim::llm_charts(rows);
+  REQUIRE(charts.size() == 2);  // MFU by rank, iteration by part
+  CHECK(charts[0].find("MFU by layout") != std::string::npos);
+  // Both rows name the same layout whatever type zero had.
+  CHECK(row_charts_test::count(charts[0], "#1 tp2 pp1 dp8 mb1 z3<") == 1);
+  CHECK(row_charts_test::count(charts[0], "#2 tp2 pp1 dp8 mb1 z3<") == 1);
+  CHECK(charts[0].find("layout, by rank (16 GPUs)") != std::string::npos);
+  // Parts that are zero in every row (tp_s) get no segment: compute and data-parallel, two rows.
+  CHECK(row_charts_test::count(charts[1], "class=\"segment\"") == 4);
+  CHECK(charts[1].find("tensor-parallel") == std::string::npos);
+  // Tooltips at three decimals: compute 2.0 - 0.1 = 1.9 s.
+  CHECK(charts[1].find("#1 tp2 pp1 dp8 mb1 z3: compute 1.900") != std::string::npos);
+}
+
+TEST_CASE("report: train rows over GPU counts chart MFU and iteration time against GPUs") {
+  using row_charts_test::plan_row;
+  std::vector<topsim::ResultRow> rows;
+  for (long long gpus : {16LL, 32LL}) {
+    rows.push_back(plan_row(32.0 / static_cast<double>(gpus), 0.5, 1LL));
+    rows.back().fields[0].second = gpus;
+  }
+  std::vector<std::string> charts = topsim::llm_charts(rows);
+  REQUIRE(charts.size() == 3);
+  CHECK(charts[0].find("MFU against GPUs") != std::string::npos);
+  CHECK(charts[1].find("iteration time (s)") != std::string::npos);
+  CHECK(row_charts_test::count(charts[1], "class=\"point\"") == 2);  // a dot per GPU count
+  CHECK(charts[2].find("16 GPUs") != std::string::npos);
+  // Not LLM rows: nothing.
+  CHECK(topsim::llm_charts({topsim::ResultRow{}}).empty());
+}
+
+TEST_CASE("report: infer rows chart per watt and per dollar only when they carry them") {
+  topsim::ResultRow r;
+  r.fields = {{"gpu", std::string("a100")}, {"batch", 8LL},       {"throughput", 100.0}, {"unit", std::string("tokens/s")},
+              {"latency_ms", 2.0},          {"per_W", 0.25},      {"math_ms", 1.5},      {"memory_ms", 0.5}};
+  std::vector<std::string> charts = topsim::inference_charts({r});
+  REQUIRE(charts.size() == 2);  // per watt, latency by part; no price, no per-dollar chart
+  CHECK(charts[0].find("tokens/s per W") != std::string::npos);
+  CHECK(charts[0].find("a100 b8") != std::string::npos);
+  r.fields.emplace_back("per_usd", 180000.0);  // 100 tokens/s x 3600 s / 2 USD per hour
+  charts = topsim::inference_charts({r});
+  REQUIRE(charts.size() == 3);
+  CHECK(charts[1].find("tokens per USD") != std::string::npos);
+  // The axis' top tick: 180,000 x 1.05 = 189,000, written 189k.
+  CHECK(charts[1].find(">189k<") != std::string::npos);
+}
+
+TEST_CASE("report: compare rows chart throughput, per watt and per dollar against GPUs") {
+  std::vector<topsim::ResultRow> rows;
+  for (const char* variant : {"dgx-a100", "hgx-a800"})
+    for (long long gpus : {8LL, 16LL}) {
+      topsim::ResultRow r;
+      r.fields = {{"variant", std::string(variant)}, {"gpu", std::string("a100")}, {"gpus", gpus},
+                  {"throughput", 100.0 * static_cast<double>(gpus)}, {"per_W", 1.1}};
+      rows.push_back(r);
+    }
+  std::vector<std::string> charts = topsim::compare_charts(rows);
+  REQUIRE(charts.size() == 2);  // no per_usd: no dollar chart
+  CHECK(row_charts_test::count(charts[0], "class=\"series\"") == 2);
+  CHECK(charts[1].find("samples/s per W") != std::string::npos);
+  CHECK(row_charts_test::count(charts[0], "class=\"point\"") == 4);
+  // Training-sweep rows (efficiency) are not compare rows: three points left.
+  rows[0].fields.emplace_back("efficiency", 1.0);
+  CHECK(row_charts_test::count(topsim::compare_charts(rows)[0], "class=\"point\"") == 3);
+}
