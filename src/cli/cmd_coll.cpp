@@ -155,7 +155,7 @@ Table rows_table(const std::vector<CollResult>& results, const Communicator& com
   for (std::size_t i = 0; i < results.size(); ++i) {
     const CollResult& r = results[i];
     std::vector<Cell> row = {std::string(to_string(r.op)),
-                             r.size.size_B,
+                             whole(r.size.size_B),
                              r.size.count,
                              r.dtype.name,
                              std::string(is_reduction(r.op) ? redop : "none"),

@@ -163,7 +163,7 @@ void add_compute_command(CLI::App& app, Context& context) {
       columns.insert(columns.end(), {{"time_s", 9}, {"tflops", 2}, {"efficiency", 4}, {"math_us", 3}, {"memory_us", 3},
                                      {"flops", 0}, {"bytes_B", 0}, {"bound"}, {"speedup", 3}});
       row.insert(row.end(), {cost.time_s, cost.flops / cost.time_s / kTera, cost.efficiency, cost.math_s / kUs,
-                             cost.memory_s / kUs, cost.flops, cost.bytes_B, cost.bound, speedup});
+                             cost.memory_s / kUs, whole(cost.flops), whole(cost.bytes_B), cost.bound, speedup});
     }
     Table table(columns);
     table.add_row(row);

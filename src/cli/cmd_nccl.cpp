@@ -96,7 +96,7 @@ void add_nccl_command(CLI::App& app, Context& context) {
                                                   : std::string(to_string(second->algo)) + "/" + to_string(second->proto) +
                                                         " " + fixed(second->nccl.time_s / kUs, 2) + " us";
         Cell estimate = c.nccl.time_s >= 0 ? Cell(c.nccl.time_s / kUs) : Cell(std::string("not tuned"));
-        table.add_row({version.name, std::string(to_string(op)), size.size_B, static_cast<long long>(comm.ranks()),
+        table.add_row({version.name, std::string(to_string(op)), whole(size.size_B), static_cast<long long>(comm.ranks()),
                        static_cast<long long>(comm.tuner_topology().nodes), std::string(to_string(c.algo)),
                        std::string(to_string(c.proto)), static_cast<long long>(c.channels), estimate, runner_up});
       }

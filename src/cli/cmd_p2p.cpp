@@ -64,8 +64,8 @@ std::string run_matrix(const Topology& t, P2pBench& bench, const P2pArgs& args, 
                  {"latency_size_B", 0}, {"route"}});
     for (std::size_t i = 0; i < m.bandwidth.size(); ++i) {
       const P2pPoint& p = m.bandwidth[i];
-      table.add_row({static_cast<long long>(p.src), static_cast<long long>(p.dst), p.size_B, p.uni_Bps / kGB,
-                     p.bi_Bps / kGB, m.latency_s[i] / kUs, m.latency_size_B, std::string(to_string(p.route))});
+      table.add_row({static_cast<long long>(p.src), static_cast<long long>(p.dst), whole(p.size_B), p.uni_Bps / kGB,
+                     p.bi_Bps / kGB, m.latency_s[i] / kUs, whole(m.latency_size_B), std::string(to_string(p.route))});
     }
     return table.render(format);
   }
@@ -95,7 +95,7 @@ std::string run_sweep(const Topology& t, P2pBench& bench, const P2pArgs& args, F
   Table table({{"src"}, {"dst"}, {"size_B", 0}, {"uni_GBps", 2}, {"bi_GBps", 2}, {"latency_us", 2}, {"route"}});
   for (double size : size_series(begin, end, args.factor)) {
     P2pPoint p = bench.measure(args.src, args.dst, size);
-    table.add_row({static_cast<long long>(p.src), static_cast<long long>(p.dst), p.size_B, p.uni_Bps / kGB,
+    table.add_row({static_cast<long long>(p.src), static_cast<long long>(p.dst), whole(p.size_B), p.uni_Bps / kGB,
                    p.bi_Bps / kGB, p.time_s / kUs, std::string(to_string(p.route))});
   }
   if (format != Format::table) return table.render(format);

@@ -214,7 +214,7 @@ std::string measured_report(Context& context, const MeasuredArgs& args, Format f
         if (m.size_B >= 64.0 * 1024 * 1024 && !std::isnan(be)) headline.add(be, at);
         else if (m.size_B < 64.0 * 1024 * 1024) headline.add(te, at);
       }
-      table.add_row({std::string(to_string(p.op)), m.size_B, static_cast<long long>(p.comm->ranks()),
+      table.add_row({std::string(to_string(p.op)), whole(m.size_B), static_cast<long long>(p.comm->ranks()),
                      static_cast<long long>(p.comm->fabric().nodes().size()), r.dtype.name, m.out_of_place.time_us, time_us,
                      100 * te, m.out_of_place.busbw_GBps, busbw, std::isnan(be) ? NAN : 100 * be, p.ceiling.Bps / kGB, over,
                      std::string(to_string(r.algo)) + "/" + to_string(r.proto), p.file + ":" + place_of(m, i)});

@@ -98,6 +98,11 @@ Table training_table(const TransformerSpec& model, const std::vector<std::pair<L
                                  {"recompute"}, {"iteration_s", 3}, {"tokens_per_s", 0}, {"tflops_per_gpu", 1},
                                  {"mfu", 3}, {"hfu", 3}, {"memory_GiB", 1}, {"fits"}, {"compute_s", 3}, {"bubble_s", 3},
                                  {"tp_s", 3}, {"pp_s", 3}, {"dp_s", 3}, {"cp_s", 3}, {"ep_s", 3}, {"optimizer_s", 3}};
+  // ZeRO: the text table's `zero` reads "fsdp" or the stage; CSV and JSON carry the stage as an
+  // integer and FSDP as a flag of its own, the layout keys of a scenario file (docs/llm.md).
+  const std::size_t zero_at = 9;  // after mb
+  const bool parts = format != Format::table;
+  if (parts) columns.insert(columns.begin() + zero_at + 1, Column{"fsdp"});
   // Layers per virtual stage, only when a row splits them unevenly (even tables stay as they were).
   bool uneven = false;
   for (const auto& row : rows) uneven = uneven || row.first.uneven();
@@ -110,7 +115,6 @@ Table training_table(const TransformerSpec& model, const std::vector<std::pair<L
   if (unfit) columns.insert(columns.begin() + reason_at, Column{"unfit_reason"});
   if (uneven) columns.insert(columns.begin() + split_at, Column{"split"});
   if (!labels.empty()) columns.insert(columns.begin(), Column{"variant"});
-  const bool parts = format != Format::table;
   if (parts)
     for (const char* name : {"weights_GiB", "gradients_GiB", "optimizer_states_GiB", "activations_GiB"})
       columns.push_back(Column{name, 2});
@@ -124,9 +128,12 @@ Table training_table(const TransformerSpec& model, const std::vector<std::pair<L
                              static_cast<long long>(L.pp), static_cast<long long>(L.vp), static_cast<long long>(L.cp),
                              static_cast<long long>(L.ep), static_cast<long long>(L.dp),
                              static_cast<long long>(L.micro_batch),
-                             L.fsdp ? std::string("fsdp") : std::to_string(L.zero), to_string(L.recompute),
+                             parts ? Cell(static_cast<long long>(L.zero))
+                                   : Cell(L.fsdp ? std::string("fsdp") : std::to_string(L.zero)),
+                             to_string(L.recompute),
                              r.iteration_s, r.tokens_per_s, r.tflops_per_gpu, r.mfu, r.hfu, r.memory.total_B() / GiB,
                              r.fits, r.compute_s, r.bubble_s, r.tp_s, r.pp_s, r.dp_s, r.cp_s, r.ep_s, r.optimizer_s};
+    if (parts) row.insert(row.begin() + zero_at + 1, L.fsdp);
     if (parts)
       for (double b : {r.memory.weights_B, r.memory.gradients_B, r.memory.optimizer_B, r.memory.activations_B})
         row.push_back(b / GiB);

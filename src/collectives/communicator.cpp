@@ -7,6 +7,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "model/link_usage.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
 
@@ -17,6 +18,14 @@ namespace {
 // Loads within this fraction of each other are one load: SimGrid's clock works to 1e-9 s and
 // its solver's sums round at 1e-16 relative, so saturated resources differ by far less.
 constexpr double kTiedLoad = 1e-9;
+// Flows whose finishes differ by SimGrid's timing precision (1e-9 s) finish together.
+constexpr double kSameFinish_s = 1e-9;
+// A resource busy for this share of the time data moved is the bound; below it, nothing was
+// saturated and the channels' rate caps (or the plan's shape) held the operation.
+constexpr double kSaturated = 0.9;
+
+// What the schedule puts on the wire for a flow's payload: the protocol's efficiency applied.
+double wire_B(double payload_B, const NcclProtocol& proto) { return std::round(payload_B / proto.efficiency); }
 
 std::vector<int> checked(const Topology& topology, std::vector<int> gpus) {
   if (gpus.empty()) throw UsageError("a communicator needs at least one GPU");
@@ -296,35 +305,48 @@ void Communicator::bound_of(const Plan& plan, const std::vector<OpTiming>& timin
     result.bound = result.bound_class = "latency";
     return;
   }
-  // Route every hop first (routing may add resources), keeping each arc: a ring of 131,072 ranks
-  // has millions of hops, and the arcs' map is looked up once per hop, not twice. Arcs live in an
-  // unordered_map, whose elements stay put as it grows.
+  // Busy time of a resource: the wire bytes every flow put on it (as scheduled, protocol
+  // efficiency applied) over its capacity, a flow counted as often as its route crosses it;
+  // --link-usage's bytes_B over capacity_GBps by construction (resource_busy_s). Route every hop
+  // first (routing may add resources), keeping each arc: a ring of 131,072 ranks has millions of
+  // hops, and the arcs' map is looked up once per hop, not twice. Arcs live in an unordered_map,
+  // whose elements stay put as it grows.
   std::vector<const Fabric::Arc*> arcs;
   for (const Flow& f : plan.flows)
     for (const RankHop& h : f.arcs) arcs.push_back(&fabric_.arc(h.from, h.to, h.rail));
-  std::vector<double> load(fabric_.resources(), 0.0);
+  // The critical path: the start delay, then the flows that finish last (every flow waits on the
+  // delay alone). Only resources those flows cross can have held the operation up at its end.
+  double last_s = 0;
+  for (std::size_t i = 0; i < plan.flows.size(); ++i) last_s = std::max(last_s, timings[i + 1].finish_s);
+  std::vector<double> carried_B(fabric_.resources(), 0.0);
+  std::vector<bool> on_path(fabric_.resources(), false);
   std::size_t next_arc = 0;
   for (std::size_t i = 0; i < plan.flows.size(); ++i) {
-    const OpTiming& t = timings[i + 1];
-    double seconds = t.finish_s - t.start_s;
-    const std::size_t hops = plan.flows[i].arcs.size();
-    if (seconds <= 0) {
-      next_arc += hops;
-      continue;
-    }
-    double rate = plan.flows[i].payload_B / proto.efficiency / seconds;
-    for (std::size_t k = 0; k < hops; ++k)
-      for (const auto& [resource, times] : arcs[next_arc + k]->uses) load[resource] += rate * times;
-    next_arc += hops;
+    const double wire = wire_B(plan.flows[i].payload_B, proto);
+    const bool last = last_s - timings[i + 1].finish_s <= kSameFinish_s + kTiedLoad * last_s;
+    for (std::size_t k = 0; k < plan.flows[i].arcs.size(); ++k)
+      for (const auto& [resource, times] : arcs[next_arc + k]->uses) {
+        carried_B[resource] += wire * times;
+        if (last) on_path[resource] = true;
+      }
+    next_arc += plan.flows[i].arcs.size();
   }
-  // Of resources equally loaded (saturated ones, typically), the first in resource order: their
-  // loads differ only by the engine's rounding, which must not pick the name.
-  double use = 0;
-  for (int r = 0; r < fabric_.resources(); ++r) use = std::max(use, load[r] / fabric_.capacity_Bps(r));
+  // Of resources equally busy (saturated ones, typically), the first in resource order: their
+  // busy times differ only by rounding, which must not pick the name.
+  std::vector<double> busy_s(fabric_.resources(), 0.0);
+  double most_s = 0;
+  for (int r = 0; r < fabric_.resources(); ++r) {
+    busy_s[r] = resource_busy_s(carried_B[r], fabric_.capacity_Bps(r));
+    if (on_path[r]) most_s = std::max(most_s, busy_s[r]);
+  }
   int busiest = 0;
-  while (busiest + 1 < fabric_.resources() && load[busiest] / fabric_.capacity_Bps(busiest) < use * (1 - kTiedLoad)) ++busiest;
-  use = load[busiest] / fabric_.capacity_Bps(busiest);
-  if (use < 0.9) {
+  while (busiest + 1 < fabric_.resources() && !(on_path[busiest] && busy_s[busiest] >= most_s * (1 - kTiedLoad))) ++busiest;
+  // Printed: busy over the whole operation, --link-usage's mean_utilisation. Classed: busy over
+  // the time data could move (after the start delay), so a resource saturated from the first byte
+  // to the last is the bound whatever share of the time the fixed latency took.
+  const double use = busy_s[busiest] / time_s;
+  const double moving_s = time_s - plan.latency_s;
+  if (busy_s[busiest] < kSaturated * moving_s) {
     result.bound = "channels (" + fixed(100 * use, 0) + "% of " + fabric_.resource_name(busiest) + ")";
     result.bound_class = "channels";
     return;
@@ -360,7 +382,7 @@ CollResult Communicator::run(const CollRequest& request, Runner& runner) {
     } else {
       std::size_t start = schedule.delay(fabric_.gpu(0), p.latency_s);
       for (const Flow& f : p.flows) {
-        double wire = std::round(f.payload_B / proto.efficiency);
+        double wire = wire_B(f.payload_B, proto);
         if (f.composite) schedule.composite(f.index, wire, {start});
         else schedule.transfer(f.src, f.dst, wire, {start}, false);
       }
@@ -461,7 +483,7 @@ std::size_t Communicator::append(const CollRequest& request, Schedule& schedule,
   std::size_t start = schedule.delay(fabric_.gpu(0), p.latency_s, after);
   std::vector<std::size_t> flows;
   for (const Flow& f : p.flows) {
-    double wire = std::round(f.payload_B / proto->efficiency);
+    double wire = wire_B(f.payload_B, *proto);
     if (f.composite) flows.push_back(schedule.composite(f.index + composite_offset, wire, {start}));
     else flows.push_back(schedule.transfer(f.src, f.dst, wire, {start}, false));
   }

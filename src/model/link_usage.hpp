@@ -6,6 +6,11 @@
 
 namespace topsim {
 
+/// Seconds a resource of `capacity_Bps` needs to carry `bytes_B` at full rate: its busy time.
+/// `coll`'s bound (the busiest resource on the critical path) and --link-usage both use it, so
+/// a bound's percentage is that link's mean_utilisation.
+inline double resource_busy_s(double bytes_B, double capacity_Bps) { return capacity_Bps > 0 ? bytes_B / capacity_Bps : 0; }
+
 /// One direction of one link resource (a topology link, or striped NVSwitch planes bundled as
 /// one), as the engine shares it among flows.
 struct LinkLoad {
@@ -14,7 +19,10 @@ struct LinkLoad {
   double bytes_B = 0;               ///< bytes that crossed it during the run
   std::vector<double> utilisation;  ///< per bin: bytes in the bin / (capacity x bin length), in [0, 1]
 
-  /// Over the whole run: the mean of the bins (all bins have one length).
+  /// resource_busy_s of the bytes it carried.
+  double busy_s() const { return resource_busy_s(bytes_B, capacity_Bps); }
+  /// Over the whole run: the mean of the bins (all bins have one length), which is busy_s() over
+  /// the run's duration_s (up to rounding).
   double mean_utilisation() const {
     double sum = 0;
     for (double u : utilisation) sum += u;

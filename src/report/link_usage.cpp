@@ -28,7 +28,7 @@ std::string link_usage_json(const LinkUsage& usage) {
     for (double u : l.utilisation) bins.push_back(rounded(u, 4));
     nlohmann::ordered_json link = {{"link", l.link},
                                    {"capacity_GBps", rounded(l.capacity_Bps / 1e9, 3)},
-                                   {"bytes_B", std::round(l.bytes_B)},
+                                   {"bytes_B", std::llround(l.bytes_B)},
                                    {"mean_utilisation", rounded(l.mean_utilisation(), 4)},
                                    {"peak_utilisation", rounded(l.peak_utilisation(), 4)},
                                    {"utilisation", bins}};

@@ -9,8 +9,10 @@
 namespace topsim {
 
 /// {"link_usage": {"source", "duration_s", "bin_s", "links": [{"link", "capacity_GBps",
-/// "bytes_B", "mean_utilisation", "peak_utilisation", "utilisation": [...]}]}}: utilisations
-/// rounded to 1e-4, so the same run writes the same bytes.
+/// "bytes_B", "mean_utilisation", "peak_utilisation", "utilisation": [...]}]}}: bytes an
+/// integer; utilisations rounded to 1e-4, so the same run writes the same bytes and none reads
+/// back above 1 (io's loader checks [0, 1]). bytes_B / capacity_GBps is the busy time `coll`'s
+/// bound ranks resources by (resource_busy_s).
 std::string link_usage_json(const LinkUsage& usage);
 
 /// Links that carried bytes, top to bottom in topology order; beyond `max_rows`, the busiest

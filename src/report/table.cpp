@@ -96,7 +96,9 @@ nlohmann::ordered_json row_json(const std::vector<Column>& columns, const std::v
     const Cell& cell = row[c];
     if (const auto* s = std::get_if<std::string>(&cell)) object[key] = *s;
     else if (const auto* d = std::get_if<double>(&cell))
-      object[key] = std::isfinite(*d) ? nlohmann::ordered_json(round_to(*d, columns[c].digits)) : nlohmann::ordered_json();
+      // Full precision (the shortest text that reads back as the same double); text and CSV
+      // round to the column's decimals, JSON is data. No "-0".
+      object[key] = std::isfinite(*d) ? nlohmann::ordered_json(*d == 0 ? 0.0 : *d) : nlohmann::ordered_json();
     else if (const auto* i = std::get_if<long long>(&cell)) object[key] = *i;
     else object[key] = std::get<bool>(cell);
   }

@@ -1,6 +1,7 @@
 #pragma once
 // Rows of results rendered as aligned text, CSV or JSON. Output is deterministic: fixed
 // precision per column, rows in the order given, no timestamps.
+#include <cmath>
 #include <optional>
 #include <string>
 #include <variant>
@@ -22,6 +23,9 @@ using Cell = std::variant<std::string, double, long long, bool>;
 /// A figure that may not exist (a GPU without a TDP, a GPU without a price): "-" when absent.
 inline Cell cell_or_dash(const std::optional<double>& value) { return value ? Cell(*value) : Cell(std::string("-")); }
 
+/// A byte size or a count held as a double: an integer cell, so JSON writes it as an integer.
+inline Cell whole(double value) { return static_cast<long long>(std::llround(value)); }
+
 class Table {
  public:
   explicit Table(std::vector<Column> columns) : columns_(std::move(columns)) {}
@@ -34,7 +38,8 @@ class Table {
   std::string to_text() const;
   /// RFC 4180: a header line, then one line per row; fields with commas or quotes are quoted.
   std::string to_csv() const;
-  /// An array of objects keyed by column name; numbers rounded to the column's decimals.
+  /// An array of objects keyed by column name; doubles at full precision (they read back as the
+  /// same double), integers as integers, non-finite numbers as null.
   std::string to_json() const;
   /// A GitHub-flavoured Markdown table ('|' inside cells escaped).
   std::string to_markdown() const;
@@ -51,7 +56,8 @@ class Table {
   std::vector<std::vector<Cell>> rows_;
 };
 
-/// Rounds to `digits` decimals, the value JSON output carries.
+/// Rounds to `digits` decimals, settling the last bits first (sweep result files carry it, so
+/// that shards agree with a whole run).
 double round_to(double value, int digits);
 
 }  // namespace topsim

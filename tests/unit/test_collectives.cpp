@@ -258,3 +258,53 @@ TEST_CASE("collectives: link usage of a ring allreduce conserves bytes and stays
   }
   CHECK(gpu_links == 16);  // 8 GPUs x 2 directions
 }
+
+TEST_CASE("collectives: the bound is the busiest resource on the critical path, dgx1-v100 sendrecv by hand") {
+  // sendrecv: rank r sends 1 GiB to r + 1 (plan_direct.cpp), eight flows at once after NCCL's
+  // latency. On dgx1-v100 (topologies/dgx1-v100.json) six pairs have NVLink 2.0 at 25 GB/s x
+  // Volta's NCCL efficiency 0.8 (models/nccl.json) = 20 GB/s per link:
+  //   0->1 and 4->5 NV1, 20 GB/s: busy 2^30 / 20e9 = 0.0536870912 s;
+  //   1->2, 2->3, 5->6, 6->7 NV2, 40 GB/s: busy 0.0268435456 s.
+  // 3->4 and 7->0 have none: gpu3 -> pcie1 -> cpu0 -> QPI -> cpu1 -> pcie2 -> gpu4, and
+  // gpu7 -> pcie3 -> cpu1 -> QPI -> cpu0 -> pcie0 -> gpu0. Each of their 8 PCIe Gen3 x16 link
+  // directions carries one flow at 15.754 GB/s x NCCL's PCIe efficiency 0.7617 = 11.9998218 GB/s:
+  // busy 2^30 / 11.9998218e9 = 0.0894798141 s; each QPI direction (2 x 19.2 = 38.4 GB/s) one
+  // flow, busy 0.0279616 s. Simple's wire efficiency is 1, so wire bytes are payload bytes.
+  // Latency: Simple's base 8.4 us + its PCIe hop 5.7 us = 14.1 us, then the PCIe flows alone
+  // set the end: time = 14.1e-6 + 0.0894798141 = 0.0894939141 s.
+  // Critical path: the start delay, then 3->4 and 7->0 (the last to finish). On it the eight
+  // PCIe directions tie at 0.0894798141 s of busy time; the first in resource order is the first
+  // hop of 3->4, the first flow routed through PCIe: gpu3 -> pcie1, busy for
+  // 0.0894798141 / 0.0894939141 = 99.98% of the operation: "(100%)". Per-flow average rates
+  // (the bound before issue 47) called every link its own flow saturated 100% busy and named
+  // gpu5 -> gpu6, busy 0.0268435456 / 0.0894939141 = 30% of the time; the NV1 links were 60%.
+  Simulator sim;
+  sim.track_links();
+  Topology t = bundled("dgx1-v100");
+  Communicator comm(t, first(8), nccl());
+  auto results = run_all(sim, t, comm, {request(CollOp::sendrecv, kGiB)});
+  const CollResult& r = results[0];
+  const double pcie_Bps = 15.754e9 * 0.7617, busy_s = kGiB / pcie_Bps, time_s = 14.1e-6 + busy_s;
+  CHECK(r.time_s == Approx(time_s).epsilon(1e-6));
+  CHECK(r.bound_class == "pcie");
+  CHECK(r.bound == "gpu3 -pcie3-x16-> pcie1 (100%)");
+  // --link-usage tells the same busy time by construction (bytes over capacity), per direction.
+  LinkUsage u = sim.link_usage(10);
+  int pcie = 0;
+  for (const LinkLoad& l : u.links) {
+    INFO(l.link);
+    if (l.bytes_B == 0) continue;  // the unused direction of a link the flows cross
+    if (l.link.find("pcie3-x16") != std::string::npos) {
+      ++pcie;
+      CHECK(l.bytes_B == kGiB);
+      CHECK(l.busy_s() == Approx(busy_s).epsilon(1e-9));
+      CHECK(l.mean_utilisation() == Approx(busy_s / time_s).epsilon(1e-6));
+    } else if (l.link == "gpu0 -nvlink2-> gpu1" || l.link == "gpu4 -nvlink2-> gpu5") {
+      CHECK(l.busy_s() == Approx(kGiB / 20e9).epsilon(1e-9));
+      CHECK(l.mean_utilisation() == Approx(kGiB / 20e9 / time_s).epsilon(1e-6));
+    } else if (l.link.find("qpi") != std::string::npos) {
+      CHECK(l.busy_s() == Approx(kGiB / 38.4e9).epsilon(1e-9));
+    }
+  }
+  CHECK(pcie == 8);
+}

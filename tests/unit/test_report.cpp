@@ -25,10 +25,16 @@ TEST_CASE("report: CSV quotes what needs quoting") {
   CHECK(sample().to_csv() == "name,GBps,count\n\"a,b\",272.52,3\nc,0.00,12\n");
 }
 
-TEST_CASE("report: JSON rows with rounded numbers") {
+TEST_CASE("report: JSON rows at full precision, integers as integers") {
+  // Text and CSV round to the column's decimals (272.52, 0.00 above); JSON writes the doubles
+  // themselves, in the shortest text that reads back as the same double, and -0 as 0.
   CHECK(sample().to_json() ==
-        "[\n  {\n    \"name\": \"a,b\",\n    \"GBps\": 272.52,\n    \"count\": 3\n  },\n"
-        "  {\n    \"name\": \"c\",\n    \"GBps\": 0.0,\n    \"count\": 12\n  }\n]\n");
+        "[\n  {\n    \"name\": \"a,b\",\n    \"GBps\": 272.519,\n    \"count\": 3\n  },\n"
+        "  {\n    \"name\": \"c\",\n    \"GBps\": -0.001,\n    \"count\": 12\n  }\n]\n");
+  Table t({{"size_B", 0}, {"time_s", 3}, {"zero"}});
+  t.add_row({whole(1073741824.0), 0.1 + 0.2, -0.0});
+  CHECK(t.to_json() == "[\n  {\n    \"size_B\": 1073741824,\n    \"time_s\": 0.30000000000000004,\n    \"zero\": 0.0\n  }\n]\n");
+  CHECK(t.to_text() == "    size_B  time_s  zero\n1073741824   0.300  0.00\n");
 }
 
 TEST_CASE("report: Markdown tables") {
@@ -73,7 +79,7 @@ TEST_CASE("report: link usage summary figures") {
 TEST_CASE("report: link usage file round trip") {
   topsim::LinkUsage u = two_links();
   std::string text = topsim::link_usage_json(u);
-  CHECK(text.find("{\"link\":\"gpu0 -nvlink1-> gpu1\",\"capacity_GBps\":25.0,\"bytes_B\":37500000.0,"
+  CHECK(text.find("{\"link\":\"gpu0 -nvlink1-> gpu1\",\"capacity_GBps\":25.0,\"bytes_B\":37500000,"
                   "\"mean_utilisation\":0.375,\"peak_utilisation\":1.0,\"utilisation\":[1.0,0.5,0.0,0.0]}") !=
         std::string::npos);
   std::string path = topsim::test::write_temp("links.json", text);
