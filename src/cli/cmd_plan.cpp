@@ -172,7 +172,7 @@ void add_plan_command(CLI::App& app, Context& context) {
                                                   " have floors above the " + std::to_string(needed) +
                                                   " fastest: docs/llm.md, \"Floors\")";
     }
-    context.out = "# topsim plan: " + model.name + " on " + std::to_string(gpus) + " GPUs of " + topology.name() + ", " +
+    context.out = "# topsim plan: " + model.name + " on " + std::to_string(gpus) + " GPUs of " + topology.label() + ", " +
                   std::to_string(L.global_batch) + " sequences of " + std::to_string(L.seq_len) + " tokens, " + L.precision +
                   "\n# " + counts + "\n" + note + why + table.to_text();
   });
