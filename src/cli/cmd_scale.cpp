@@ -93,7 +93,12 @@ void add_scale_command(CLI::App& app, Context& context) {
     const NcclVersion& version = nccl_option(context, args->request.nccl);
     std::vector<std::size_t> items(counts.size());
     for (std::size_t i = 0; i < items.size(); ++i) items[i] = i;
+    // The --gpu swap's note (and refusal) once, here: each child would repeat it.
+    if (!args->gpu.empty()) {
+      context.workspace().topology(args->topology, ScaleOut{counts.front(), args->nic, args->nics_per_node}, args->gpu);
+    }
     std::vector<std::string> answers = run_in_processes(items, *jobs, [&](std::size_t i) {
+      context.workspace().set_note_sink({});
       ScaleOut scale_out;
       scale_out.nodes = counts[i];
       scale_out.nic = args->nic;

@@ -130,12 +130,9 @@ GpuSwap swap_gpu(TopologySpec& spec, const std::string& gpu_model, const Catalog
   for (const GpuLinks& g : gpus) swap.board_nvlinks = std::max(swap.board_nvlinks, g.board);
 
   const std::string on = "--gpu " + gpu_model;
-  if (generations.empty()) {
-    swap.kept_nvlinks = 0;
-    if (swap.gpu_nvlinks > 0)
-      swap.notes.push_back(on + ": the board wires no NVLink; " + gpu_model + "'s " + std::to_string(swap.gpu_nvlinks) + " " +
-                           model->nvlink_model + " ports go unused");
-  } else {
+  // A board without NVLink (a PCIe server) takes any GPU as a PCIe card, without a note: its GPUs
+  // talk over PCIe whatever their model could do (compare's buying scenarios swap many such).
+  if (!generations.empty()) {
     const std::string generation = *generations.begin();
     const std::string board = spec.name + (to_switches ? "'s NVSwitches speak " : "'s GPUs are joined by ") + generation;
     const std::string fit = "; GPUs that fit this board: " + fitting_gpus(catalog, generation);

@@ -139,6 +139,17 @@ TEST_CASE("gpu swap: a GPU with more NVLinks than the board wires keeps the boar
         "--gpu a100-80gb: the board wires 8 of a100-80gb's 12 nvlink3 ports (400 GB/s of 600 GB/s); the other 4 go unused");
 }
 
+TEST_CASE("gpu swap: a board without NVLink takes any GPU as a PCIe card, links unchanged and no note") {
+  TopologySpec spec = bundled_spec("pcie-8x-rtx4090");
+  const std::size_t links = spec.links.size();
+  GpuSwap swap = swap_gpu(spec, "h100", catalog());
+  CHECK(spec.links.size() == links);
+  CHECK(swap.board_nvlinks == 0);
+  CHECK(swap.notes.empty());
+  CHECK(swap.text() == "h100");
+  CHECK_NOTHROW(Topology::build(spec, catalog()));
+}
+
 TEST_CASE("gpu swap: refused when the board's NVLinks are another generation, when the GPU has none, or unknown") {
   CHECK(swap_error(bundled_spec("dgx-h100"), "a800") ==
         "--gpu a800 speaks nvlink3; dgx-h100's NVSwitches speak nvlink4; GPUs that fit this board: gh200, gh200-144gb, "
