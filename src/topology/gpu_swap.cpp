@@ -109,6 +109,7 @@ GpuSwap swap_gpu(TopologySpec& spec, const std::string& gpu_model, const Catalog
   std::unordered_map<std::string, bool> is_nvlink;  // by link model name
   std::set<std::string> generations;
   bool to_switches = false;
+  bool nvlink_network = false;
   for (std::size_t i = 0; i < spec.links.size(); ++i) {
     const LinkSpec& l = spec.links[i];
     auto kind = is_nvlink.find(l.model);
@@ -123,7 +124,11 @@ GpuSwap swap_gpu(TopologySpec& spec, const std::string& gpu_model, const Catalog
       gpus[g->second].board += l.count;
       touches_gpu = true;
     }
-    if (!touches_gpu) continue;
+    if (!touches_gpu) {
+      // NVSwitch to NVSwitch: an NVLink network joining servers (NVLink Switch System).
+      if (type_of.count(l.a) > 0 && type_of.count(l.b) > 0) nvlink_network = true;
+      continue;
+    }
     generations.insert(l.model);
     to_switches = to_switches || type_of.count(l.a) > 0 || type_of.count(l.b) > 0;
   }
@@ -176,6 +181,15 @@ GpuSwap swap_gpu(TopologySpec& spec, const std::string& gpu_model, const Catalog
     }
     swap.kept_Bps = swap.kept_nvlinks * link_Bps;
     swap.board_Bps = swap.board_nvlinks * link_Bps;
+    // The NVLink network's external ports are sized for the board's GPUs, switch by switch; a
+    // trimmed GPU spreads its links otherwise, and topsim routes striped NVLink planes only when
+    // every stage splits alike (routing/route.cpp). Refused, not simulated on a fabric no one built.
+    if (!first_drop.empty() && nvlink_network)
+      throw UsageError("--gpu " + gpu_model + " keeps " + std::to_string(swap.kept_nvlinks) + " of " +
+                       std::to_string(swap.board_nvlinks) + " NVLinks per GPU, but " + spec.name +
+                       " joins its servers' NVSwitches over NVLink, its external ports sized for all " +
+                       std::to_string(swap.board_nvlinks) + "; swap it on a server topology instead (its NICs join the servers) or write a cluster file of a "
+                       "server that holds " + gpu_model);
     if (!first_drop.empty()) {
       swap.notes.push_back(on + ": each GPU keeps " + std::to_string(swap.kept_nvlinks) + " of the board's " +
                            std::to_string(swap.board_nvlinks) + " " + generation + " ports (" + gb_per_s(swap.kept_Bps) +
