@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "util/error.hpp"
@@ -58,6 +59,125 @@ std::string dropped_text(const TopologySpec& spec, const GpuLinks& g, const std:
   return join(parts, "; ");
 }
 
+
+// The board's NVLinks as the GPUs see them. A cluster has up to 2^18 GPUs and millions of
+// links: one pass over each, lookups hashed.
+struct Board {
+  std::vector<GpuLinks> gpus;
+  std::set<std::string> generations;  ///< link models of NVLinks with a GPU end
+  bool to_switches = false;           ///< some GPU NVLink ends on an NVSwitch
+  bool nvlink_network = false;        ///< NVSwitch-NVSwitch NVLinks (servers joined over NVLink)
+  int nvlinks = 0;                    ///< most NVLinks one GPU has
+};
+
+Board board_of(const TopologySpec& spec, const Catalog& catalog) {
+  Board board;
+  std::unordered_map<std::string, std::size_t> gpu_index;
+  std::unordered_set<std::string> nvswitches;
+  for (const DeviceSpec& d : spec.devices) {
+    if (d.type == DeviceType::gpu) {
+      gpu_index.emplace(d.id, board.gpus.size());
+      board.gpus.push_back(GpuLinks{d.id, {}, 0});
+    } else if (d.type == DeviceType::nvswitch) {
+      nvswitches.insert(d.id);
+    }
+  }
+  std::unordered_map<std::string, bool> is_nvlink;  // by link model name
+  for (std::size_t i = 0; i < spec.links.size(); ++i) {
+    const LinkSpec& l = spec.links[i];
+    auto kind = is_nvlink.find(l.model);
+    if (kind == is_nvlink.end())
+      kind = is_nvlink.emplace(l.model, catalog.link(l.model, l.where).kind == LinkKind::nvlink).first;
+    if (!kind->second) continue;
+    bool touches_gpu = false;
+    for (const std::string* end : {&l.a, &l.b}) {
+      auto g = gpu_index.find(*end);
+      if (g == gpu_index.end()) continue;
+      board.gpus[g->second].links.push_back(i);
+      board.gpus[g->second].board += l.count;
+      touches_gpu = true;
+    }
+    bool a_switch = nvswitches.count(l.a) > 0, b_switch = nvswitches.count(l.b) > 0;
+    if (!touches_gpu) {
+      board.nvlink_network = board.nvlink_network || (a_switch && b_switch);
+      continue;
+    }
+    board.generations.insert(l.model);
+    board.to_switches = board.to_switches || a_switch || b_switch;
+  }
+  for (const GpuLinks& g : board.gpus) board.nvlinks = std::max(board.nvlinks, g.board);
+  return board;
+}
+
+// Links kept, by index into spec.links: each GPU's water_fill share of each of its connections,
+// a GPU-GPU link the smaller of its two ends' shares.
+std::unordered_map<std::size_t, int> kept_links(const TopologySpec& spec, const Board& board, int keep) {
+  std::unordered_map<std::size_t, int> kept;
+  for (const GpuLinks& g : board.gpus) {
+    std::vector<int> counts;
+    for (std::size_t i : g.links) counts.push_back(spec.links[i].count);
+    const std::vector<int> share = water_fill(counts, keep);
+    for (std::size_t k = 0; k < g.links.size(); ++k) {
+      auto [it, fresh] = kept.emplace(g.links[k], share[k]);
+      if (!fresh) it->second = std::min(it->second, share[k]);
+    }
+  }
+  return kept;
+}
+
+// What each GPU keeps (after the other ends' shares): the most, and on the first GPU that lost
+// links, which ("gpu0 drops 1 of 2 to each of nvswitch2, ..."), and whether every GPU lost alike.
+struct Drops {
+  int kept_nvlinks = 0;
+  std::string first;
+  bool alike = true;
+};
+
+Drops drops_of(const TopologySpec& spec, const Board& board, const std::unordered_map<std::size_t, int>& kept_count) {
+  Drops drops;
+  std::vector<int> first_pattern;
+  for (std::size_t g = 0; g < board.gpus.size(); ++g) {
+    const GpuLinks& gpu = board.gpus[g];
+    std::vector<int> kept, pattern;
+    int total = 0;
+    for (std::size_t i : gpu.links) {
+      kept.push_back(kept_count.at(i));
+      pattern.push_back(spec.links[i].count - kept.back());
+      total += kept.back();
+    }
+    drops.kept_nvlinks = std::max(drops.kept_nvlinks, total);
+    if (g == 0) first_pattern = pattern;
+    drops.alike = drops.alike && pattern == first_pattern;
+    if (drops.first.empty() && total < gpu.board) drops.first = board_id(gpu.id) + " drops " + dropped_text(spec, gpu, kept);
+  }
+  return drops;
+}
+
+// Links stay in file order; one left with no lane goes (--fail "#N" then counts what is left).
+void trim_links(TopologySpec& spec, const std::unordered_map<std::size_t, int>& kept_count) {
+  std::vector<LinkSpec> links;
+  links.reserve(spec.links.size());
+  for (std::size_t i = 0; i < spec.links.size(); ++i) {
+    auto kept = kept_count.find(i);
+    if (kept != kept_count.end() && kept->second == 0) continue;
+    links.push_back(std::move(spec.links[i]));
+    if (kept != kept_count.end()) links.back().count = kept->second;
+  }
+  spec.links = std::move(links);
+}
+
+// The board's NVLink generation when `model` fits it; UsageError naming both sides otherwise.
+void check_fits(const TopologySpec& spec, const Board& board, const GpuModel& model, const Catalog& catalog) {
+  const std::string& generation = *board.generations.begin();
+  const std::string sides = spec.name + (board.to_switches ? "'s NVSwitches speak " : "'s GPUs are joined by ") + generation +
+                            "; GPUs that fit this board: " + fitting_gpus(catalog, generation);
+  // An SXM board holds SXM GPUs: a GPU without NVLink (a PCIe card) has no place on it.
+  if (model.nvlink_model.empty() || model.nvlink_count == 0)
+    throw UsageError("--gpu " + model.name + " has no NVLink; " + sides);
+  if (board.generations.size() > 1 || model.nvlink_model != generation)
+    throw UsageError("--gpu " + model.name + " speaks " + model.nvlink_model + "; " + sides);
+}
+
 }  // namespace
 
 std::string GpuSwap::text() const {
@@ -93,127 +213,43 @@ GpuSwap swap_gpu(TopologySpec& spec, const std::string& gpu_model, const Catalog
   GpuSwap swap;
   swap.gpu = gpu_model;
   swap.gpu_nvlinks = model->nvlink_model.empty() ? 0 : model->nvlink_count;
-
-  // A cluster has up to 2^18 GPUs and millions of links: one pass over each, lookups hashed.
-  std::unordered_map<std::string, std::size_t> gpu_index;
-  std::unordered_map<std::string, DeviceType> type_of;
-  std::vector<GpuLinks> gpus;
-  for (const DeviceSpec& d : spec.devices) {
-    if (d.type == DeviceType::gpu) {
-      gpu_index.emplace(d.id, gpus.size());
-      gpus.push_back(GpuLinks{d.id, {}, 0});
-    } else if (d.type == DeviceType::nvswitch) {
-      type_of.emplace(d.id, d.type);
-    }
-  }
-  std::unordered_map<std::string, bool> is_nvlink;  // by link model name
-  std::set<std::string> generations;
-  bool to_switches = false;
-  bool nvlink_network = false;
-  for (std::size_t i = 0; i < spec.links.size(); ++i) {
-    const LinkSpec& l = spec.links[i];
-    auto kind = is_nvlink.find(l.model);
-    if (kind == is_nvlink.end())
-      kind = is_nvlink.emplace(l.model, catalog.link(l.model, l.where).kind == LinkKind::nvlink).first;
-    if (!kind->second) continue;
-    bool touches_gpu = false;
-    for (const std::string* end : {&l.a, &l.b}) {
-      auto g = gpu_index.find(*end);
-      if (g == gpu_index.end()) continue;
-      gpus[g->second].links.push_back(i);
-      gpus[g->second].board += l.count;
-      touches_gpu = true;
-    }
-    if (!touches_gpu) {
-      // NVSwitch to NVSwitch: an NVLink network joining servers (NVLink Switch System).
-      if (type_of.count(l.a) > 0 && type_of.count(l.b) > 0) nvlink_network = true;
-      continue;
-    }
-    generations.insert(l.model);
-    to_switches = to_switches || type_of.count(l.a) > 0 || type_of.count(l.b) > 0;
-  }
-  for (const GpuLinks& g : gpus) swap.board_nvlinks = std::max(swap.board_nvlinks, g.board);
-
-  const std::string on = "--gpu " + gpu_model;
+  const Board board = board_of(spec, catalog);
+  swap.board_nvlinks = board.nvlinks;
   // A board without NVLink (a PCIe server) takes any GPU as a PCIe card, without a note: its GPUs
   // talk over PCIe whatever their model could do (compare's buying scenarios swap many such).
-  if (!generations.empty()) {
-    const std::string generation = *generations.begin();
-    const std::string board = spec.name + (to_switches ? "'s NVSwitches speak " : "'s GPUs are joined by ") + generation;
-    const std::string fit = "; GPUs that fit this board: " + fitting_gpus(catalog, generation);
-    // An SXM board holds SXM GPUs: a GPU without NVLink (a PCIe card) has no place on it.
-    if (swap.gpu_nvlinks == 0)
-      throw UsageError("--gpu " + gpu_model + " has no NVLink; " + board + fit);
-    if (generations.size() > 1 || model->nvlink_model != generation)
-      throw UsageError("--gpu " + gpu_model + " speaks " + model->nvlink_model + "; " + board + fit);
+  if (!board.generations.empty()) {
+    check_fits(spec, board, *model, catalog);
+    const std::string& generation = *board.generations.begin();
+    swap.nvlink_model = generation;
     const double link_Bps = catalog.link(generation, {}).bandwidth_Bps * 2;
-
-    // Each GPU's share of each of its connections; a GPU-GPU link keeps the smaller share.
-    std::unordered_map<std::size_t, int> kept_count;  // by link index
-    std::vector<std::vector<int>> shares(gpus.size());
-    for (std::size_t g = 0; g < gpus.size(); ++g) {
-      std::vector<int> counts;
-      for (std::size_t i : gpus[g].links) counts.push_back(spec.links[i].count);
-      shares[g] = water_fill(counts, swap.gpu_nvlinks);
-      for (std::size_t k = 0; k < gpus[g].links.size(); ++k) {
-        auto [it, fresh] = kept_count.emplace(gpus[g].links[k], shares[g][k]);
-        if (!fresh) it->second = std::min(it->second, shares[g][k]);
-      }
-    }
-    // What each GPU keeps (after the other ends' shares) and, on the first that loses links,
-    // which; the note says whether every GPU lost the same.
-    std::string first_drop;
-    std::vector<int> first_pattern;
-    bool alike = true;
-    for (std::size_t g = 0; g < gpus.size(); ++g) {
-      std::vector<int> kept;
-      int total = 0;
-      for (std::size_t i : gpus[g].links) {
-        kept.push_back(kept_count.at(i));
-        total += kept.back();
-      }
-      swap.kept_nvlinks = std::max(swap.kept_nvlinks, total);
-      std::vector<int> pattern;
-      for (std::size_t k = 0; k < kept.size(); ++k) pattern.push_back(spec.links[gpus[g].links[k]].count - kept[k]);
-      if (g == 0) first_pattern = pattern;
-      alike = alike && pattern == first_pattern;
-      if (first_drop.empty() && total < gpus[g].board) first_drop = board_id(gpus[g].id) + " drops " + dropped_text(spec, gpus[g], kept);
-    }
+    const std::unordered_map<std::size_t, int> kept = kept_links(spec, board, swap.gpu_nvlinks);
+    const Drops drops = drops_of(spec, board, kept);
+    swap.kept_nvlinks = drops.kept_nvlinks;
     swap.kept_Bps = swap.kept_nvlinks * link_Bps;
     swap.board_Bps = swap.board_nvlinks * link_Bps;
     // The NVLink network's external ports are sized for the board's GPUs, switch by switch; a
     // trimmed GPU spreads its links otherwise, and topsim routes striped NVLink planes only when
     // every stage splits alike (routing/route.cpp). Refused, not simulated on a fabric no one built.
-    if (!first_drop.empty() && nvlink_network)
+    if (!drops.first.empty() && board.nvlink_network)
       throw UsageError("--gpu " + gpu_model + " keeps " + std::to_string(swap.kept_nvlinks) + " of " +
                        std::to_string(swap.board_nvlinks) + " NVLinks per GPU, but " + spec.name +
                        " joins its servers' NVSwitches over NVLink, its external ports sized for all " +
-                       std::to_string(swap.board_nvlinks) + "; swap it on a server topology instead (its NICs join the servers) or write a cluster file of a "
+                       std::to_string(swap.board_nvlinks) +
+                       "; swap it on a server topology instead (its NICs join the servers) or write a cluster file of a "
                        "server that holds " + gpu_model);
-    if (!first_drop.empty()) {
+    const std::string on = "--gpu " + gpu_model;
+    if (!drops.first.empty()) {
       swap.notes.push_back(on + ": each GPU keeps " + std::to_string(swap.kept_nvlinks) + " of the board's " +
                            std::to_string(swap.board_nvlinks) + " " + generation + " ports (" + gb_per_s(swap.kept_Bps) +
-                           " of " + gb_per_s(swap.board_Bps) + "); " + first_drop +
-                           (alike ? ", every GPU alike" : "; the other GPUs keep the smaller share of each GPU-GPU link"));
+                           " of " + gb_per_s(swap.board_Bps) + "); " + drops.first +
+                           (drops.alike ? ", every GPU alike" : "; the other GPUs keep the smaller share of each GPU-GPU link"));
     } else if (swap.gpu_nvlinks > swap.board_nvlinks) {
       swap.notes.push_back(on + ": the board wires " + std::to_string(swap.board_nvlinks) + " of " + gpu_model + "'s " +
                            std::to_string(swap.gpu_nvlinks) + " " + generation + " ports (" + gb_per_s(swap.board_Bps) +
                            " of " + gb_per_s(swap.gpu_nvlinks * link_Bps) + "); the other " +
                            std::to_string(swap.gpu_nvlinks - swap.board_nvlinks) + " go unused");
     }
-    // Links stay in file order; one left with no lane goes (--fail "#N" then counts what is left).
-    std::vector<LinkSpec> links;
-    links.reserve(spec.links.size());
-    for (std::size_t i = 0; i < spec.links.size(); ++i) {
-      auto kept = kept_count.find(i);
-      if (kept == kept_count.end()) {
-        links.push_back(std::move(spec.links[i]));
-      } else if (kept->second > 0) {
-        links.push_back(std::move(spec.links[i]));
-        links.back().count = kept->second;
-      }
-    }
-    spec.links = std::move(links);
+    trim_links(spec, kept);
   }
   for (DeviceSpec& d : spec.devices)
     if (d.type == DeviceType::gpu) d.model = gpu_model;
