@@ -166,6 +166,29 @@ void trim_links(TopologySpec& spec, const std::unordered_map<std::size_t, int>& 
   spec.links = std::move(links);
 }
 
+// Removes the NVSwitches trimming left without a link (a30's 4 links reach 4 of DGX A100's 6):
+// a switch no GPU reaches carries nothing. Their ids without the server prefix, once each.
+std::vector<std::string> drop_idle_switches(TopologySpec& spec) {
+  std::unordered_set<std::string> linked;
+  for (const LinkSpec& l : spec.links) {
+    linked.insert(l.a);
+    linked.insert(l.b);
+  }
+  std::vector<std::string> idle;
+  std::vector<DeviceSpec> devices;
+  devices.reserve(spec.devices.size());
+  for (DeviceSpec& d : spec.devices) {
+    if (d.type == DeviceType::nvswitch && linked.count(d.id) == 0) {
+      std::string id = board_id(d.id);
+      if (std::find(idle.begin(), idle.end(), id) == idle.end()) idle.push_back(id);
+      continue;
+    }
+    devices.push_back(std::move(d));
+  }
+  spec.devices = std::move(devices);
+  return idle;
+}
+
 // The board's NVLink generation when `model` fits it; UsageError naming both sides otherwise.
 void check_fits(const TopologySpec& spec, const Board& board, const GpuModel& model, const Catalog& catalog) {
   const std::string& generation = *board.generations.begin();
@@ -250,6 +273,10 @@ GpuSwap swap_gpu(TopologySpec& spec, const std::string& gpu_model, const Catalog
                            std::to_string(swap.gpu_nvlinks - swap.board_nvlinks) + " go unused");
     }
     trim_links(spec, kept);
+    std::vector<std::string> idle = drop_idle_switches(spec);
+    if (!idle.empty())
+      swap.notes.push_back(on + ": " + join(idle, ", ") + (idle.size() > 1 ? " are" : " is") +
+                           " left without a GPU and removed");
   }
   for (DeviceSpec& d : spec.devices)
     if (d.type == DeviceType::gpu) d.model = gpu_model;

@@ -35,7 +35,7 @@ std::vector<int> water_fill(const std::vector<int>& counts, int keep);
 /// Replaces every GPU's model with `gpu_model` in `spec` (a server, or a cluster as expanded).
 /// A GPU's NVLinks are trimmed to its model's count by water_fill over its NVLink connections in
 /// file order; a GPU-GPU link keeps the smaller of its two ends' shares, and a link left with no
-/// lane is removed. A model with more NVLinks than the board wires keeps the board's wiring (a
+/// lane is removed, and so is an NVSwitch left with no link (a note names it). A model with more NVLinks than the board wires keeps the board's wiring (a
 /// note says so); a board without NVLink takes any model, silently.
 /// UsageError (naming --gpu, the board and the GPUs that fit it) for an unknown model, a model
 /// whose NVLink generation is not the board's, or a model without NVLink on an NVLink board.

@@ -139,6 +139,22 @@ TEST_CASE("gpu swap: a GPU with more NVLinks than the board wires keeps the boar
         "--gpu a100-80gb: the board wires 8 of a100-80gb's 12 nvlink3 ports (400 GB/s of 600 GB/s); the other 4 go unused");
 }
 
+TEST_CASE("gpu swap: a30 on DGX A100 keeps 4 links, 1 to each of nvswitch0..3; nvswitch4 and 5 are left idle and removed") {
+  TopologySpec spec = bundled_spec("dgx-a100");
+  const std::size_t devices = spec.devices.size(), links = spec.links.size();
+  GpuSwap swap = swap_gpu(spec, "a30", catalog());
+  // water_fill({2,2,2,2,2,2}, 4) = {1,1,1,1,0,0}: the two 0-lane links of each of 8 GPUs go,
+  // 16 of the board's links, and with them the two switches they reached.
+  const std::vector<std::pair<std::string, int>> expected = {{"nvswitch0", 1}, {"nvswitch1", 1}, {"nvswitch2", 1}, {"nvswitch3", 1}};
+  CHECK(nvlinks_of(spec, "gpu5") == expected);
+  CHECK(spec.links.size() == links - 16);
+  CHECK(spec.devices.size() == devices - 2);
+  REQUIRE(swap.notes.size() == 2);
+  CHECK(swap.notes[1] == "--gpu a30: nvswitch4, nvswitch5 are left without a GPU and removed");
+  CHECK(swap.text() == "a30 (4 of 12 NVLinks)");
+  CHECK_NOTHROW(Topology::build(spec, catalog()));
+}
+
 TEST_CASE("gpu swap: a board without NVLink takes any GPU as a PCIe card, links unchanged and no note") {
   TopologySpec spec = bundled_spec("pcie-8x-rtx4090");
   const std::size_t links = spec.links.size();
