@@ -71,7 +71,7 @@ void add_calibrate_command(CLI::App& app, Context& context) {
       calibrate_cmd->add_option("--nodes", measured->nodes, "With --measured: servers of that topology (default: the log's hosts)")
           ->check(CLI::Range(1, 1 << 20)),
       calibrate_cmd->add_option("--op", measured->op, "With --measured: the operation of runs that name no program"),
-      calibrate_cmd->add_option("--gpu", measured->gpu, "What-if: replace every GPU's model (models/gpus.json)"),
+      add_gpu_option(*calibrate_cmd, measured->gpu),
       calibrate_cmd->add_option("--leave-out", measured->leave_out,
                                 "With --measured: hold out sizes MIN-MAX (64M-8G) and report the error on them"),
       calibrate_cmd->add_flag("--split", measured->split, "With --measured: hold out every other size and report the error on them")};

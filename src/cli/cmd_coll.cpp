@@ -35,6 +35,7 @@ struct CollArgs {
   bool explain = false;
   std::string model = "flow";
   ScaleOut scale;
+  std::string gpu;  ///< --gpu what-if
   LinkUsageArgs usage;
   FaultArgs faults;
 };
@@ -109,7 +110,7 @@ std::string candidates_text(const CollResult& r) {
 
 std::string table_text(const std::vector<CollResult>& results, const Topology& t, const Communicator& comm,
                        const std::string& redop, bool explain) {
-  std::string out = "# topsim coll: predicted NCCL on " + t.name() + ", " + communicator_text(comm) + "\n";
+  std::string out = "# topsim coll: predicted NCCL on " + t.label() + ", " + communicator_text(comm) + "\n";
   int nodes = static_cast<int>(comm.fabric().nodes().size());
   CollOp current = results.front().op;
   double busbw_sum = 0;
@@ -208,6 +209,7 @@ void add_coll_command(CLI::App& app, Context& context) {
       ->default_val("flow");
   add_request_options(*coll, args->request);
   add_scale_out_options(*coll, args->scale);
+  add_gpu_option(*coll, args->gpu);
   add_link_usage_options(*coll, args->usage);
   add_fault_options(*coll, args->faults);
   coll->callback([args, &context]() {
@@ -235,7 +237,7 @@ void add_coll_command(CLI::App& app, Context& context) {
     // compare with; both platforms are added before the first run.
     auto simulated = [&](const Faults& with) {
       Simulated s;
-      s.topology = &context.workspace().topology(args->topology, args->scale, "", with);
+      s.topology = &context.workspace().topology(args->topology, args->scale, args->gpu, with);
       s.comm = std::make_unique<Communicator>(*s.topology, gpus_of(*args, *s.topology),
                                               nccl_option(context, args->request.nccl), routes_of(args->request));
       s.runner = &batch.add(*s.topology, s.comm->routes(), s.comm->needs(requests));
@@ -259,7 +261,7 @@ void add_coll_command(CLI::App& app, Context& context) {
       chosen.proto = results.front().proto;
       comm.run(chosen, runner);
       write_link_usage(args->usage, batch.simulator(),
-                       std::string(to_string(chosen.op)) + " " + format_size(chosen.size_B) + " on " + t.name() + " (" +
+                       std::string(to_string(chosen.op)) + " " + format_size(chosen.size_B) + " on " + t.label() + " (" +
                            to_string(*chosen.algo) + "/" + to_string(*chosen.proto) + ")");
     }
     if (format != Format::table) {

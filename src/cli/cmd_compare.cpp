@@ -235,7 +235,7 @@ void add_compare_command(CLI::App& app, Context& context) {
   compare->add_option("scenario", args->scenario, "Training scenario: a path or a bundled name")->required();
   add_format_option(*compare, args->format);
   compare->add_option("--topologies", args->topologies, "Topologies to compare, e.g. dgx-a100,hgx-a800,dgx2");
-  compare->add_option("--gpu", args->gpus_models, "GPU models to compare (each replaces every GPU), e.g. a100,a800");
+  compare->add_option("--gpu", args->gpus_models, "GPU models to compare, e.g. a100-80gb,a800; for each, " + gpu_what_if_help());
   compare->add_option("--nic", args->nics, "NIC models or port types to compare, e.g. hdr200,ndr");
   compare->add_option("--nics-per-node", args->nics_per_node, "NICs per server to compare, e.g. 8,4,2");
   compare->add_option("--gpus", args->gpus, "GPU counts in one server (replaces the scenario's)");

@@ -141,7 +141,7 @@ void add_nccl_tests_import(CLI::App& import, Context& context) {
   sub->add_option("--nodes", args->nodes, "Servers of that topology (default: the log's host count when it is more than one)")
       ->check(CLI::Range(1, 1 << 20));
   sub->add_option("--op", args->op, "The operation of runs that do not name their program (allreduce, allgather, ...)");
-  sub->add_option("--gpu", args->gpu, "What-if: replace every GPU's model (models/gpus.json)");
+  add_gpu_option(*sub, args->gpu);
   sub->callback([args, &context]() { run_nccl_tests_import(context, *args); });
 }
 

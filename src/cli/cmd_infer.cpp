@@ -139,7 +139,7 @@ void add_infer_command(CLI::App& app, Context& context) {
   auto args = std::make_shared<InferArgs>();
   infer->add_option("model", args->model, "A network (models/networks.json) or transformer (models/transformers.json)")
       ->required();
-  infer->add_option("--gpu", args->gpus, "GPU model(s) of models/gpus.json, e.g. a100 or rtx4090,l40s,h100");
+  infer->add_option("--gpu", args->gpus, "GPU model(s) of models/gpus.json, e.g. a100 or rtx4090,l40s,h100; with --topology, for each, " + gpu_what_if_help());
   infer->add_option("--topology", args->topology, "Server whose GPUs serve (needed for --tp; --gpu replaces its GPUs)");
   infer->add_option("--mig", args->mig, "MIG profile of the GPU, e.g. 1g.10gb; PROFILExN for N instances of one GPU");
   infer->add_option("--batch", args->batches,

@@ -16,6 +16,7 @@ struct ChooseArgs {
   std::string ops = "allreduce,allgather,broadcast,sendrecv";
   std::string sizes = "8,1M,64M,1G";
   ScaleOut scale;
+  std::string gpu;  ///< --gpu what-if
   RequestArgs request;
 };
 
@@ -67,11 +68,12 @@ void add_nccl_command(CLI::App& app, Context& context) {
   choose->add_option("-o,--op", args->ops, "Operations, comma-separated")->default_val(args->ops);
   choose->add_option("-b,--sizes", args->sizes, "Sizes, comma-separated (nccl-tests style)")->default_val(args->sizes);
   add_scale_out_options(*choose, args->scale);
+  add_gpu_option(*choose, args->gpu);
   add_request_options(*choose, args->request);
   choose->callback([args, &context]() {
     Format out_format = parse_format(args->format);
     const Catalog& catalog = context.workspace().catalog();
-    Topology t = context.workspace().topology(args->topology, args->scale, "", catalog);
+    Topology t = context.workspace().topology(args->topology, args->scale, args->gpu, catalog);
     std::vector<int> gpus(static_cast<std::size_t>(t.gpu_count()));
     for (int g = 0; g < t.gpu_count(); ++g) gpus[static_cast<std::size_t>(g)] = g;
     const NcclVersion& version = nccl_option(context, args->request.nccl);

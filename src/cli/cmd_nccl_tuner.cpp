@@ -49,6 +49,7 @@ struct TunerConfArgs {
   std::string ops = "all";
   std::string begin = "8", end = "1G";
   ScaleOut scale;
+  std::string gpu;  ///< --gpu what-if
   RequestArgs request;
 };
 
@@ -221,7 +222,7 @@ std::string conf_text(const std::vector<Range>& ranges, const Topology& t, const
   const std::string& line = comm.version().name;
   std::string out;
   out += checked_line("# NCCL tuner plugin configuration (plugins/tuner/example, format of NCCL v2.30.7-1)");
-  out += checked_line("# written by topsim nccl tuner-conf for " + t.name() + ": " + std::to_string(comm.ranks()) +
+  out += checked_line("# written by topsim nccl tuner-conf for " + t.label() + ": " + std::to_string(comm.ranks()) +
                       " ranks on " + std::to_string(nodes) + (nodes == 1 ? " node" : " nodes") + "; NCCL " + line + "'s tuner compared");
   out += checked_line("# Each entry: what topsim's simulation finds fastest at the sizes swept (-b " + args.begin +
                       " to -e " + args.end + ", x2),");
@@ -263,7 +264,7 @@ void run_tuner_conf(const TunerConfArgs& args, Context& context) {
   std::vector<CollOp> ops = ops_of(args.ops);
   double begin_B = size_option(args.begin, "-b"), end_B = size_option(args.end, "-e");
   std::vector<double> sizes = size_series(begin_B, end_B, 2);
-  const Topology& t = context.workspace().topology(args.topology, args.scale, "");
+  const Topology& t = context.workspace().topology(args.topology, args.scale, args.gpu);
   std::vector<int> gpus(static_cast<std::size_t>(t.gpu_count()));
   for (int g = 0; g < t.gpu_count(); ++g) gpus[static_cast<std::size_t>(g)] = g;
   Communicator comm(t, gpus, nccl_option(context, args.request.nccl), routes_of(args.request));
@@ -313,6 +314,7 @@ void add_nccl_tuner_conf_command(CLI::App& nccl, Context& context) {
   conf->add_option("-e,--maxbytes", args->end, "Last size swept (sizes double from -b)")->default_val(args->end);
   add_format_option(*conf, args->format);
   add_scale_out_options(*conf, args->scale);
+  add_gpu_option(*conf, args->gpu);
   add_nccl_options(*conf, args->request);
   conf->callback([args, &context]() { run_tuner_conf(*args, context); });
 }

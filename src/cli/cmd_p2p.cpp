@@ -21,6 +21,7 @@ struct P2pArgs {
   int dst = -1;
   std::string begin, end;
   double factor = 2;
+  std::string gpu;  ///< --gpu what-if
 };
 
 void check_gpu(int index, const char* option, const Topology& t) {
@@ -51,7 +52,7 @@ std::string header(const Topology& t, const P2pOptions& o) {
   std::string copies = !o.peer_access                  ? "every copy staged through host memory"
                        : o.method == CopyMethod::write ? "latency timed as kernel writes"
                                                        : "each copy timed as one cudaMemcpyPeerAsync";
-  return "p2p: " + t.name() + " (" + t.file() + "), " + std::to_string(t.gpu_count()) + " GPUs, P2P " +
+  return "p2p: " + t.label() + " (" + t.file() + "), " + std::to_string(t.gpu_count()) + " GPUs, P2P " +
          (o.peer_access ? "enabled" : "disabled") + ", " + copies + "\n";
 }
 
@@ -110,6 +111,7 @@ void add_p2p_command(CLI::App& app, Context& context) {
   auto args = std::make_shared<P2pArgs>();
   p2p->add_option("topology", args->topology, "Topology file, or the name of a bundled one (dgx-a100)")->required();
   add_format_option(*p2p, args->format);
+  add_gpu_option(*p2p, args->gpu);
   p2p->add_flag("--no-p2p", args->no_p2p, "Peer access disabled: every copy is staged through host memory");
   p2p->add_option("--method", args->method, "How copies are issued: write (kernel stores, CUDA 11+ test) or memcpy")
       ->check(CLI::IsMember({"write", "memcpy"}))
@@ -125,7 +127,7 @@ void add_p2p_command(CLI::App& app, Context& context) {
   p2p->add_option("-e,--maxbytes", args->end, "Last size of the sweep")->needs(src);
   p2p->add_option("-f,--stepfactor", args->factor, "Size multiplier between sweep points")->needs(src)->default_val(2);
   p2p->callback([args, &context]() {
-    Topology t = context.workspace().topology(args->topology);
+    Topology t = context.workspace().topology(args->topology, {}, args->gpu);
     Format format = parse_format(args->format);
     P2pOptions options;
     options.method = parse_copy_method(args->method);

@@ -267,7 +267,7 @@ void add_plan_command(CLI::App& app, Context& context) {
     const LlmLayout& L = rows.front().first;
     const std::string counts = search_counts(candidates.size(), sorted, fit, unfit, *include_unfit, gpu, needed,
                                              domains.gpus.front());
-    context.out = "# topsim plan: " + model.name + " on " + std::to_string(gpus) + " GPUs of " + topology.name() + ", " +
+    context.out = "# topsim plan: " + model.name + " on " + std::to_string(gpus) + " GPUs of " + topology.label() + ", " +
                   std::to_string(L.global_batch) + " sequences of " + std::to_string(L.seq_len) + " tokens, " + L.precision +
                   "\n" + counts + why + table.to_text();
   });

@@ -162,7 +162,7 @@ void add_run_command(CLI::App& app, Context& context) {
       ->check(CLI::Range(1, 1 << 20));
   add_format_option(*run, args->format);
   run->add_option("--topology", args->topology, "Topology: replaces the scenario's; required for a trace");
-  run->add_option("--gpu", args->gpu, "What-if: replace every GPU's model (models/gpus.json)");
+  add_gpu_option(*run, args->gpu);
   run->add_option("--gpus", args->gpus, "Scenario: GPU counts in one server, rising (1,2,4,8 or 1-8)");
   run->add_option("--nodes", args->nodes, "Scenario: server counts, rising; trace: servers to replicate");
   run->add_option("--nic", args->scale.nic, "What-if: replace every NIC (a NIC model or edr, hdr200, ndr, 100gbe, ...)");

@@ -28,6 +28,7 @@ struct ScaleArgs {
   std::string nodes = "1,2,4,8,16,32,64,128";
   std::string nic;
   int nics_per_node = 0;
+  std::string gpu;  ///< --gpu what-if
   RequestArgs request;
   FaultArgs faults;
 };
@@ -78,6 +79,7 @@ void add_scale_command(CLI::App& app, Context& context) {
   scale->add_option("--nic", args->nic, "Replace every NIC: a NIC model or a port type (edr, hdr200, hdr100, ndr, 100gbe)");
   scale->add_option("--nics-per-node", args->nics_per_node, "Use only the first K NICs of each server")
       ->check(CLI::Range(1, 64));
+  add_gpu_option(*scale, args->gpu);
   add_request_options(*scale, args->request);
   add_fault_options(*scale, args->faults);
   auto jobs = std::make_shared<int>();
@@ -94,8 +96,13 @@ void add_scale_command(CLI::App& app, Context& context) {
     const NcclVersion& version = nccl_option(context, args->request.nccl);
     std::vector<std::size_t> items(counts.size());
     for (std::size_t i = 0; i < items.size(); ++i) items[i] = i;
+    // The --gpu swap's note (and refusal) once, here: each child would repeat it.
+    if (!args->gpu.empty()) {
+      context.workspace().topology(args->topology, ScaleOut{counts.front(), args->nic, args->nics_per_node}, args->gpu);
+    }
     Progress progress("topsim scale", "server counts", stderr_progress(*quiet));
     std::vector<std::string> answers = run_in_processes(items, *jobs, [&](std::size_t i) {
+      context.workspace().set_note_sink({});
       ScaleOut scale_out;
       scale_out.nodes = counts[i];
       scale_out.nic = args->nic;
@@ -108,7 +115,7 @@ void add_scale_command(CLI::App& app, Context& context) {
         PlatformRunner* runner;
       };
       auto build = [&](const Faults& with) {
-        const Topology& t = context.workspace().topology(args->topology, scale_out, "", with);
+        const Topology& t = context.workspace().topology(args->topology, scale_out, args->gpu, with);
         std::vector<int> gpus(static_cast<std::size_t>(t.gpu_count()));
         for (int g = 0; g < t.gpu_count(); ++g) gpus[static_cast<std::size_t>(g)] = g;
         auto comm = std::make_unique<Communicator>(t, gpus, version, routes_of(args->request));
@@ -129,7 +136,7 @@ void add_scale_command(CLI::App& app, Context& context) {
       out.busbw_Bps = r.busbw_Bps;
       out.bound_class = r.bound_class;
       out.bound = r.bound;
-      out.topology_name = point.topology->name();
+      out.topology_name = point.topology->label();
       out.communicator = communicator_text(*point.comm);
       if (healthy) {
         CollResult h = healthy->comm->run(request, *healthy->runner);

@@ -29,7 +29,7 @@ std::string header(const TransformerSpec& m, const LlmLayout& L, const LlmResult
   ParamCounts p = count_params(m);
   const double GiB = 1024.0 * 1024 * 1024;
   std::string text = "# topsim train: " + m.name + " (" + fixed(p.total() / 1e9, 2) + " B parameters) on " +
-                     std::to_string(r.gpus) + " GPUs of " + topology.name() + "\n";
+                     std::to_string(r.gpus) + " GPUs of " + topology.label() + "\n";
   text += unfit_line(r, topology);
   text += "# layout: tp " + std::to_string(L.tp) + (L.sp ? " (sp)" : "") + ", pp " + std::to_string(L.pp) + ", vp " +
           std::to_string(L.vp) + ", cp " + std::to_string(L.cp) + ", ep " + std::to_string(L.ep) + ", dp " +

@@ -148,7 +148,7 @@ void add_measured_options(CLI::App& validate, MeasuredArgs& args) {
   const std::size_t before = validate.get_options().size();
   validate.add_option("--topology", args.topology, "With --measured: the topology the logs ran on (a path or bundled name)");
   validate.add_option("--op", args.op, "With --measured: the operation of runs that do not name their program (allreduce, ...)");
-  validate.add_option("--gpu", args.gpu, "What-if: replace every GPU's model (models/gpus.json)");
+  add_gpu_option(validate, args.gpu);
   add_request_options(validate, args.request);
   add_scale_out_options(validate, args.scale);
   const std::vector<CLI::Option*> added = validate.get_options();

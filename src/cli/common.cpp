@@ -31,6 +31,15 @@ void add_scale_out_options(CLI::App& command, ScaleOut& scale) {
       ->check(CLI::Range(1, 64));
 }
 
+std::string gpu_what_if_help() {
+  return "every GPU becomes this model (models/gpus.json); the board, NICs, PCIe and CPUs stay, and the GPU uses as "
+         "many of the board's NVLinks as it has (a note says which are dropped)";
+}
+
+CLI::Option* add_gpu_option(CLI::App& command, std::string& gpu) {
+  return command.add_option("--gpu", gpu, "What-if: " + gpu_what_if_help());
+}
+
 std::vector<int> counts_option(const std::string& text, const char* option) {
   std::vector<int> counts;
   try {

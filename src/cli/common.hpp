@@ -15,6 +15,12 @@ namespace topsim {
 /// Adds --nodes, --nic and --nics-per-node to a subcommand.
 void add_scale_out_options(CLI::App& command, ScaleOut& scale);
 
+/// Adds --gpu MODEL, the GPU what-if beside --nic: every GPU of the topology becomes MODEL on
+/// the same board (Workspace::topology's gpu_model). The one definition of the flag's help.
+CLI::Option* add_gpu_option(CLI::App& command, std::string& gpu);
+/// The help of --gpu, for commands whose --gpu takes a list (compare, infer) to say the same.
+std::string gpu_what_if_help();
+
 struct Context {
   DataDirSearch data;      ///< where to look for models/, topologies/, scenarios/ (study/data_dir.hpp)
   std::string models_dir;  ///< --models; empty means the data folder's models/

@@ -13,7 +13,7 @@ void add_train_target_options(CLI::App& command, TrainArgs& args) {
   add_scale_out_options(command, args.scale);
   command.add_option("--gpus", args.gpus, "GPUs to train on (servers follow from the topology's size)")
       ->check(CLI::Range(1, 1 << 20));
-  command.add_option("--gpu", args.gpu, "What-if: replace every GPU's model (models/gpus.json)");
+  add_gpu_option(command, args.gpu);
   command.add_option("--nccl", args.nccl, "NCCL release whose tuner chooses (2.18.5, 2.26)");
   command.add_option("--global-batch", args.layout.global_batch, "Sequences per iteration (default: micro-batch x dp)")
       ->check(CLI::Range(1, 1 << 30));

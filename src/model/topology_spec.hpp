@@ -65,6 +65,7 @@ struct TopologySpec {
   std::vector<LinkSpec> links;
   std::optional<FabricSpec> scale_out;  ///< a server's default fabric for --nodes
   int nodes = 1;                        ///< servers in this topology (a cluster has several)
+  std::string gpu_swap;                 ///< a --gpu what-if as headers print it ("a800 (8 of 12 NVLinks)"); "" for none
 };
 
 /// What a user asks of a server or cluster for a what-if (--nodes, --nic, --nics-per-node).

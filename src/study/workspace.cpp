@@ -10,6 +10,7 @@
 #include "topology/cluster.hpp"
 #include "topology/faults.hpp"
 #include "topology/flat.hpp"
+#include "topology/gpu_swap.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
 
@@ -104,8 +105,14 @@ const Topology& Workspace::topology(const std::string& path_or_name, const Scale
 
 Topology Workspace::topology(const std::string& path_or_name, const ScaleOut& scale, const std::string& gpu_model,
                              const Catalog& models, const Faults& faults) const {
-  // Faults are applied to the spec as built, before validation, routing and NCCL's search.
+  // The GPU swap sees the spec as expanded (a cluster's fabric NVLinks are the board's too);
+  // faults are applied after it, before validation, routing and NCCL's search.
   auto build = [&](TopologySpec spec) {
+    if (!gpu_model.empty()) {
+      GpuSwap swap = swap_gpu(spec, gpu_model, models);
+      spec.gpu_swap = swap.text();
+      for (const std::string& text : swap.notes) note(text);
+    }
     apply_faults(spec, faults);
     return Topology::build(spec, models);
   };
@@ -114,14 +121,6 @@ Topology Workspace::topology(const std::string& path_or_name, const ScaleOut& sc
     if (!gpu_model.empty()) throw UsageError("a flat topology names its GPU model itself (flat:N:GPU)");
     return build(flat_topology(path_or_name, models));
   }
-  // A what-if GPU replaces every GPU's model; the topology's checks (NVLink counts) still apply.
-  auto with_gpu = [&](TopologySpec spec) {
-    if (gpu_model.empty()) return spec;
-    models.gpu(gpu_model, SourceRef{"--gpu", ""});
-    for (DeviceSpec& d : spec.devices)
-      if (d.type == DeviceType::gpu) d.model = gpu_model;
-    return spec;
-  };
   std::string path = topology_path(path_or_name);
   if (is_cluster_file(path)) {
     ClusterSpec cluster = rescale_cluster(load_cluster_spec(path), scale);
@@ -129,11 +128,11 @@ Topology Workspace::topology(const std::string& path_or_name, const ScaleOut& sc
     std::filesystem::path beside = std::filesystem::path(path).parent_path() / cluster.node;
     std::error_code ec;
     std::string node = std::filesystem::is_regular_file(beside, ec) ? beside.string() : topology_path(cluster.node);
-    TopologySpec server = with_gpu(load_topology_spec(node));
+    TopologySpec server = load_topology_spec(node);
     check_nics_per_node(server, scale.nics_per_node);
     return build(expand_cluster(cluster, server, models));
   }
-  TopologySpec server = with_gpu(load_topology_spec(path));
+  TopologySpec server = load_topology_spec(path);
   if (!scale.any()) return build(server);
   return build(replicate_server(server, scale, models));
 }

@@ -47,7 +47,8 @@ class Workspace {
   /// A path to a topology or cluster file, the name of a bundled one ("dgx-a100"), or a
   /// generated "flat:N:GPU". `scale` replicates a server under its default fabric (scale_out)
   /// or overrides a cluster's node count and NICs; `gpu_model`, when given, replaces every
-  /// GPU's model (a what-if); `faults` fail, degrade or slow parts of it (applied to the spec
+  /// GPU's model on the same board, its NVLinks trimmed to the model's (topology/gpu_swap.hpp;
+  /// what was dropped goes to note()); `faults` fail, degrade or slow parts of it (applied to the spec
   /// before it is validated, routed and searched). Built once per (name, scale, gpu_model,
   /// faults) and kept as long as the Workspace: the reference stays valid (a 100,000-GPU
   /// cluster is never copied).

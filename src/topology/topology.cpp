@@ -163,6 +163,7 @@ Topology Topology::build(const TopologySpec& spec, const Catalog& catalog) {
   t.name_ = spec.name;
   t.description_ = spec.description;
   t.file_ = spec.file;
+  t.gpu_swap_ = spec.gpu_swap;
   t.sources_ = spec.sources;
   t.nodes_ = spec.nodes;
 

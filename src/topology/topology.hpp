@@ -116,6 +116,10 @@ class Topology {
   const std::string& name() const { return name_; }
   const std::string& description() const { return description_; }
   const std::string& file() const { return file_; }
+  /// The --gpu what-if applied to it, "" for none (topology/gpu_swap.hpp GpuSwap::text()).
+  const std::string& gpu_swap() const { return gpu_swap_; }
+  /// The name as headers print it: "dgx-a100", or "dgx-a100 with a800 (8 of 12 NVLinks)".
+  std::string label() const { return gpu_swap_.empty() ? name_ : name_ + " with " + gpu_swap_; }
   const std::vector<std::string>& sources() const { return sources_; }
 
   int gpu_count() const { return static_cast<int>(gpus_.size()); }
@@ -162,7 +166,7 @@ class Topology {
   void find_network_tiers();
 
   MovableGraph graph_;
-  std::string name_, description_, file_;
+  std::string name_, description_, file_, gpu_swap_;
   std::vector<std::string> sources_;
   std::vector<Vertex> gpus_;
   std::vector<Vertex> nics_;
