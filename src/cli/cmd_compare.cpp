@@ -119,6 +119,21 @@ struct VariantRun {
   std::exception_ptr thrown;  ///< what error came from, rethrown when no variant ran
 };
 
+// Runs `step` for `run`; bad input it meets (InputError, UsageError) becomes the run's error,
+// and anything else (a bug) still stops the command.
+template <typename Step>
+void capture_error(VariantRun& run, Step step) {
+  try {
+    step();
+  } catch (const InputError& e) {
+    run.error = e.what();
+    run.thrown = std::current_exception();
+  } catch (const UsageError& e) {
+    run.error = e.what();
+    run.thrown = std::current_exception();
+  }
+}
+
 std::vector<VariantRun> run_variants(const ScenarioSpec& scenario, const std::vector<Variant>& variants,
                                      const Workspace& ws, Batch& batch) {
   std::vector<VariantRun> runs(variants.size());
@@ -128,28 +143,12 @@ std::vector<VariantRun> run_variants(const ScenarioSpec& scenario, const std::ve
     r.variant = variants[i];
     r.scenario = scenario;
     r.scenario.variants = {variants[i]};
-    try {
+    capture_error(r, [&] {
       r.runner = std::make_unique<ScenarioRunner>(r.scenario, ws.catalog(), topology_factory(ws), batch.platforms());
-    } catch (const InputError& e) {
-      r.error = e.what();
-      r.thrown = std::current_exception();
-    } catch (const UsageError& e) {
-      r.error = e.what();
-      r.thrown = std::current_exception();
-    }
+    });
   }
-  for (VariantRun& r : runs) {
-    if (!r.runner) continue;
-    try {
-      r.points = r.runner->run();
-    } catch (const InputError& e) {
-      r.error = e.what();
-      r.thrown = std::current_exception();
-    } catch (const UsageError& e) {
-      r.error = e.what();
-      r.thrown = std::current_exception();
-    }
-  }
+  for (VariantRun& r : runs)
+    if (r.runner) capture_error(r, [&] { r.points = r.runner->run(); });
   return runs;
 }
 
