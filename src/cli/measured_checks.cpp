@@ -48,6 +48,13 @@ std::string suggestion(const Workspace& workspace, const std::string& printed, c
                      join(models, ", ") + (exact ? " in models/gpus.json" : "");
   const std::string them = models.size() == 1 ? "it" : "them";
   text += servers.empty() ? "; no bundled server holds " + them : "; bundled servers with " + them + ": " + join(servers, ", ");
+  // --gpu is offered only where that GPU fits the board (its NVLink generation, its ports).
+  try {
+    workspace.topology(topology, ScaleOut{}, models.front());
+  } catch (const UsageError&) {
+    return text + ". Give --topology the server the log ran on (" + models.front() + " does not fit " + topology +
+           "'s board, so --gpu cannot stand in for it)";
+  }
   return text + ". Give --topology the server the log ran on, or --gpu " + models.front() + " to run " + topology +
          "'s board with that GPU as a what-if";
 }
