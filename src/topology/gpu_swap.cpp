@@ -23,6 +23,32 @@ struct GpuLinks {
 
 std::string gb_per_s(double Bps) { return fixed(Bps / 1e9, 0) + " GB/s"; }
 
+// What else the swap changes besides NVLinks, for the note a what-if owes its user: "--gpu a800
+// replaces a100: memory 40.0 -> 80.0 GiB, memory bandwidth 1555 -> 2039 GB/s" (SMs, dense 16- and 8-bit tensor
+// math and board power likewise); "" when `from` is `to`. Figures as models/gpus.json gives them.
+std::string other_differences(const GpuModel& from, const GpuModel& to) {
+  if (from.name == to.name) return "";
+  std::vector<std::string> parts;
+  auto differ = [&](const std::string& what, double a, double b, double unit, int digits, const std::string& suffix) {
+    if (fixed(a / unit, digits) != fixed(b / unit, digits))
+      parts.push_back(what + " " + fixed(a / unit, digits) + " -> " + fixed(b / unit, digits) + suffix);
+  };
+  differ("memory", from.memory_B, to.memory_B, 1024.0 * 1024 * 1024, 1, " GiB");
+  differ("memory bandwidth", from.memory_Bps, to.memory_Bps, 1e9, 0, " GB/s");
+  differ("SMs", from.sms, to.sms, 1, 0, "");
+  // The dense 16-bit and 8-bit tensor peaks, what training and serving run on; the full table is
+  // `topsim topo diff` and `models list gpus`.
+  for (const std::string dtype : {"fp16_tensor", "fp8_tensor"}) {
+    auto a = from.math.find(dtype), b = to.math.find(dtype);
+    if (a != from.math.end() && b != to.math.end())
+      differ(dtype + " dense", a->second.dense_flops_per_s, b->second.dense_flops_per_s, 1e12, 0, " TFLOP/s");
+  }
+  differ("board power", from.tdp_W, to.tdp_W, 1, 0, " W");
+  const std::string head = "--gpu " + to.name + " replaces " + from.name + ": ";
+  return parts.empty() ? head + "the same memory, memory bandwidth, SMs, tensor math and board power; only its NVLinks may differ"
+                       : head + join(parts, ", ");
+}
+
 // A device id without its server prefix ("n0.gpu0" -> "gpu0"): a note then reads the same for
 // one server and for the cluster of them that train builds next, and is shown once.
 std::string board_id(const std::string& id) {
@@ -278,8 +304,10 @@ GpuSwap swap_gpu(TopologySpec& spec, const std::string& gpu_model, const Catalog
       swap.notes.push_back(on + ": " + join(idle, ", ") + (idle.size() > 1 ? " are" : " is") +
                            " left without a GPU and removed");
   }
+  std::set<std::string> replaced;
   for (DeviceSpec& d : spec.devices)
-    if (d.type == DeviceType::gpu) d.model = gpu_model;
+    if (d.type == DeviceType::gpu && d.model != gpu_model) replaced.insert(std::exchange(d.model, gpu_model));
+  for (const std::string& from : replaced) swap.notes.push_back(other_differences(catalog.gpu(from, {}), *model));
   return swap;
 }
 

@@ -71,10 +71,13 @@ TEST_CASE("gpu swap: A800 on DGX A100 keeps 8 of 12 NVLink3 ports per GPU, 2,2,1
   CHECK(swap.kept_Bps == Approx(400e9));
   CHECK(swap.board_Bps == Approx(600e9));
   CHECK(swap.text() == "a800 (8 of 12 NVLinks)");
-  REQUIRE(swap.notes.size() == 1);
+  REQUIRE(swap.notes.size() == 2);
   CHECK(swap.notes[0] ==
         "--gpu a800: each GPU keeps 8 of the board's 12 nvlink3 ports (400 GB/s of 600 GB/s); gpu0 drops 1 of 2 to each "
         "of nvswitch2, nvswitch3, nvswitch4, nvswitch5, every GPU alike");
+  // What else changes, from models/gpus.json: dgx-a100's a100 has 40 GiB at 1555 GB/s, a800 80 GiB
+  // at 2039 GB/s; SMs (108), dense fp16 tensor (312 TFLOP/s) and board power (400 W) are alike.
+  CHECK(swap.notes[1] == "--gpu a800 replaces a100: memory 40.0 -> 80.0 GiB, memory bandwidth 1555 -> 2039 GB/s");
   // The board is otherwise untouched: 48 GPU-switch links stay 48 (none fell to 0 lanes).
   CHECK(spec.links.size() == bundled_spec("dgx-a100").links.size());
   Topology built = Topology::build(spec, catalog());
@@ -122,10 +125,14 @@ TEST_CASE("gpu swap: a GPU-GPU link keeps the smaller of its two ends' shares") 
   // gpu0 keeps 4; gpu1 and gpu2 keep 2 + 1 = 3 each (their partner gpu0 had less to give).
   CHECK(swap.kept_nvlinks == 4);
   CHECK(swap.board_nvlinks == 6);
-  REQUIRE(swap.notes.size() == 1);
+  REQUIRE(swap.notes.size() == 2);
   CHECK(swap.notes[0] ==
         "--gpu a30: each GPU keeps 4 of the board's 6 nvlink3 ports (200 GB/s of 300 GB/s); gpu0 drops 1 of 3 to each of "
         "gpu1, gpu2; the other GPUs keep the smaller share of each GPU-GPU link");
+  // a100 -> a30 (models/gpus.json): 40 -> 24 GiB, 1555 -> 933 GB/s, 108 -> 56 SMs, dense fp16
+  // tensor 312 -> 165 TFLOP/s, 400 -> 165 W (neither has fp8 tensor math).
+  CHECK(swap.notes[1] == "--gpu a30 replaces a100: memory 40.0 -> 24.0 GiB, memory bandwidth 1555 -> 933 GB/s, SMs "
+                         "108 -> 56, fp16_tensor dense 312 -> 165 TFLOP/s, board power 400 -> 165 W");
 }
 
 TEST_CASE("gpu swap: a GPU with more NVLinks than the board wires keeps the board's wiring, with a note") {
@@ -134,9 +141,12 @@ TEST_CASE("gpu swap: a GPU with more NVLinks than the board wires keeps the boar
   GpuSwap swap = swap_gpu(spec, "a100-80gb", catalog());
   CHECK(nvlinks_of(spec, "gpu0") == nvlinks_of(board, "gpu0"));
   CHECK(swap.text() == "a100-80gb (8 NVLinks wired of its 12)");
-  REQUIRE(swap.notes.size() == 1);
+  REQUIRE(swap.notes.size() == 2);
   CHECK(swap.notes[0] ==
         "--gpu a100-80gb: the board wires 8 of a100-80gb's 12 nvlink3 ports (400 GB/s of 600 GB/s); the other 4 go unused");
+  // a800 and a100-80gb differ in NVLinks only (models/gpus.json), and the note says so.
+  CHECK(swap.notes[1] == "--gpu a100-80gb replaces a800: the same memory, memory bandwidth, SMs, tensor math and board "
+                         "power; only its NVLinks may differ");
 }
 
 TEST_CASE("gpu swap: a30 on DGX A100 keeps 4 links, 1 to each of nvswitch0..3; nvswitch4 and 5 are left idle and removed") {
@@ -149,19 +159,24 @@ TEST_CASE("gpu swap: a30 on DGX A100 keeps 4 links, 1 to each of nvswitch0..3; n
   CHECK(nvlinks_of(spec, "gpu5") == expected);
   CHECK(spec.links.size() == links - 16);
   CHECK(spec.devices.size() == devices - 2);
-  REQUIRE(swap.notes.size() == 2);
+  REQUIRE(swap.notes.size() == 3);
   CHECK(swap.notes[1] == "--gpu a30: nvswitch4, nvswitch5 are left without a GPU and removed");
   CHECK(swap.text() == "a30 (4 of 12 NVLinks)");
   CHECK_NOTHROW(Topology::build(spec, catalog()));
 }
 
-TEST_CASE("gpu swap: a board without NVLink takes any GPU as a PCIe card, links unchanged and no note") {
+TEST_CASE("gpu swap: a board without NVLink takes any GPU as a PCIe card, links unchanged, only the GPU's own figures noted") {
   TopologySpec spec = bundled_spec("pcie-8x-rtx4090");
   const std::size_t links = spec.links.size();
   GpuSwap swap = swap_gpu(spec, "h100", catalog());
   CHECK(spec.links.size() == links);
   CHECK(swap.board_nvlinks == 0);
-  CHECK(swap.notes.empty());
+  // models/gpus.json: rtx4090 24 GiB at 1008 GB/s, 128 SMs, 165/330 TFLOP/s dense fp16/fp8
+  // tensor, 450 W; h100 80 GiB at 3350 GB/s, 132 SMs, 990/1979 TFLOP/s, 700 W.
+  REQUIRE(swap.notes.size() == 1);
+  CHECK(swap.notes[0] == "--gpu h100 replaces rtx4090: memory 24.0 -> 80.0 GiB, memory bandwidth 1008 -> 3350 GB/s, SMs "
+                         "128 -> 132, fp16_tensor dense 165 -> 990 TFLOP/s, fp8_tensor dense 330 -> 1979 TFLOP/s, board "
+                         "power 450 -> 700 W");
   CHECK(swap.text() == "h100");
   CHECK_NOTHROW(Topology::build(spec, catalog()));
 }
