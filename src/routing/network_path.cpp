@@ -1,7 +1,7 @@
 #include "routing/network_path.hpp"
 
 #include <algorithm>
-#include <set>
+#include <iterator>
 #include <stdexcept>
 
 #include "routing/graph_search.hpp"
@@ -38,6 +38,17 @@ std::vector<Step> up_steps(const Topology& t, Vertex v) {
 // spine, core, super-core).
 constexpr int kMaxClimb = 4;
 
+// Vertices sorted and unique: a std::set's iteration order without a node per vertex (a
+// cluster's rings ask for a million network routes, most of them one leaf apart).
+using VertexSet = std::vector<Vertex>;
+
+void settle(VertexSet& s) {
+  std::sort(s.begin(), s.end());
+  s.erase(std::unique(s.begin(), s.end()), s.end());
+}
+
+bool contains(const VertexSet& s, Vertex v) { return std::binary_search(s.begin(), s.end(), v); }
+
 // The stages of every fewest-hop tree route from `a` to `b`, or none when the two sides meet
 // nowhere within kMaxClimb levels (not a tree: the caller searches instead).
 std::vector<Stage> tree_stages(const Topology& t, Vertex a, Vertex b) {
@@ -45,19 +56,21 @@ std::vector<Stage> tree_stages(const Topology& t, Vertex a, Vertex b) {
     if (t.link(e).kind == LinkKind::network && t.other_end(e, a) == b) return {Stage{Step{e, a, b, t.link(e).index}}};
   // levels_x[k]: the steps climbing from level k to level k + 1 on that side.
   std::vector<std::vector<Step>> up_a, up_b;
-  std::set<Vertex> at_a = {a}, at_b = {b};
+  VertexSet at_a = {a}, at_b = {b};
   for (int level = 0; level < kMaxClimb; ++level) {
     std::vector<Step> sa, sb;
-    std::set<Vertex> next_a, next_b;
+    VertexSet next_a, next_b;
     for (Vertex v : at_a)
-      for (const Step& s : up_steps(t, v)) sa.push_back(s), next_a.insert(s.to);
+      for (const Step& s : up_steps(t, v)) sa.push_back(s), next_a.push_back(s.to);
     for (Vertex v : at_b)
-      for (const Step& s : up_steps(t, v)) sb.push_back(s), next_b.insert(s.to);
+      for (const Step& s : up_steps(t, v)) sb.push_back(s), next_b.push_back(s.to);
     if (sa.empty() || sb.empty()) return {};
+    settle(next_a);
+    settle(next_b);
     up_a.push_back(std::move(sa));
     up_b.push_back(std::move(sb));
-    std::set<Vertex> common;
-    std::set_intersection(next_a.begin(), next_a.end(), next_b.begin(), next_b.end(), std::inserter(common, common.end()));
+    VertexSet common;
+    std::set_intersection(next_a.begin(), next_a.end(), next_b.begin(), next_b.end(), std::back_inserter(common));
     if (common.empty()) {
       at_a = std::move(next_a);
       at_b = std::move(next_b);
@@ -65,13 +78,14 @@ std::vector<Stage> tree_stages(const Topology& t, Vertex a, Vertex b) {
     }
     // Keep, level by level downwards, only the steps that lead to the meeting switches.
     auto prune = [&](std::vector<std::vector<Step>>& up) {
-      std::set<Vertex> keep = common;
+      VertexSet keep = common;
       for (std::size_t k = up.size(); k-- > 0;) {
         std::vector<Step> kept;
-        std::set<Vertex> from;
+        VertexSet from;
         for (const Step& s : up[k])
-          if (keep.count(s.to)) kept.push_back(s), from.insert(s.from);
+          if (contains(keep, s.to)) kept.push_back(s), from.push_back(s.from);
         std::sort(kept.begin(), kept.end(), [](const Step& x, const Step& y) { return x.link < y.link; });
+        settle(from);
         up[k] = std::move(kept);
         keep = std::move(from);
       }
