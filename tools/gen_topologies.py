@@ -263,6 +263,26 @@ def dgx2():
     return t
 
 
+def dgx_a100_board(t, gpu, split):
+    """DGX A100's board in `t`: 8 `gpu` with split[k] NVLink 3.0 links to NVSwitch k, four PCIe
+    Gen4 switches of 2 GPUs and 2 HDR NICs each, two EPYC 7742 sockets."""
+    gpus(t, 8, gpu)
+    nvs = [t.dev("nvswitch%d" % k, "nvswitch", "nvswitch-gen2") for k in range(6)]
+    sw = [t.dev("pcie%d" % c, "pcie_switch", "pcie4-switch") for c in range(4)]
+    cpu = two_cpus(t, "epyc-7742", "0-63,128-191", "64-127,192-255", "xgmi2", 4)
+    nic = [t.dev("mlx5_%d" % i, "nic", "connectx6-hdr") for i in range(8)]
+    for g in range(8):
+        for k in range(6):
+            t.nvlink("gpu%d" % g, nvs[k], "nvlink3", split[k])
+    for g in range(8):
+        t.pcie("gpu%d" % g, sw[g // 2], "pcie4-x16")
+    for i in range(8):
+        t.pcie(nic[i], sw[i // 2], NIC_PCIE["connectx6-hdr"])
+    for c in range(4):
+        t.pcie(sw[c], cpu[c // 2], "pcie4-x16")
+    return t
+
+
 def dgx_a100():
     t = Topo(
         "dgx-a100",
@@ -275,21 +295,7 @@ def dgx_a100():
             "DGX A100: 4 PCIe switch complexes, each 2 GPUs and 2 HDR NICs on one Broadcom PEX88096-class chip",
         ],
     )
-    gpus(t, 8, "a100")
-    nvs = [t.dev("nvswitch%d" % k, "nvswitch", "nvswitch-gen2") for k in range(6)]
-    sw = [t.dev("pcie%d" % c, "pcie_switch", "pcie4-switch") for c in range(4)]
-    cpu = two_cpus(t, "epyc-7742", "0-63,128-191", "64-127,192-255", "xgmi2", 4)
-    nic = [t.dev("mlx5_%d" % i, "nic", "connectx6-hdr") for i in range(8)]
-    for g in range(8):
-        for k in range(6):
-            t.nvlink("gpu%d" % g, nvs[k], "nvlink3", 2)
-    for g in range(8):
-        t.pcie("gpu%d" % g, sw[g // 2], "pcie4-x16")
-    for i in range(8):
-        t.pcie(nic[i], sw[i // 2], NIC_PCIE["connectx6-hdr"])
-    for c in range(4):
-        t.pcie(sw[c], cpu[c // 2], "pcie4-x16")
-    return t
+    return dgx_a100_board(t, "a100", [2] * 6)
 
 
 def dgx_a800():
@@ -308,21 +314,7 @@ def dgx_a800():
             + SPLIT_ASSUMPTION.format(n=8, split="2 links to nvswitch0 and nvswitch1, 1 to nvswitch2..5"),
         ],
     )
-    gpus(t, 8, "a800")
-    nvs = [t.dev("nvswitch%d" % k, "nvswitch", "nvswitch-gen2") for k in range(6)]
-    sw = [t.dev("pcie%d" % c, "pcie_switch", "pcie4-switch") for c in range(4)]
-    cpu = two_cpus(t, "epyc-7742", "0-63,128-191", "64-127,192-255", "xgmi2", 4)
-    nic = [t.dev("mlx5_%d" % i, "nic", "connectx6-hdr") for i in range(8)]
-    for g in range(8):
-        for k in range(6):
-            t.nvlink("gpu%d" % g, nvs[k], "nvlink3", split[k])
-    for g in range(8):
-        t.pcie("gpu%d" % g, sw[g // 2], "pcie4-x16")
-    for i in range(8):
-        t.pcie(nic[i], sw[i // 2], NIC_PCIE["connectx6-hdr"])
-    for c in range(4):
-        t.pcie(sw[c], cpu[c // 2], "pcie4-x16")
-    return t
+    return dgx_a100_board(t, "a800", split)
 
 
 def hgx_8gpu_nvswitch(name, description, sources, gpu, nvlink, nvswitch, split,

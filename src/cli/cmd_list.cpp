@@ -7,6 +7,7 @@
 
 #include "cli/common.hpp"
 #include "io/io.hpp"
+#include "topology/figures.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
 #include "util/units.hpp"
@@ -42,13 +43,10 @@ ServerFigures server_figures(const Topology& t) {
   ServerFigures f;
   f.gpus = t.gpu_count();
   if (f.gpus == 0) return f;
-  Vertex gpu = t.gpu(0);
-  f.gpu_model = t.device(gpu).model_name;
-  for (Edge e : boost::make_iterator_range(boost::out_edges(gpu, t.graph())))
-    if (t.link(e).kind == LinkKind::nvlink) {
-      f.nvlinks_per_gpu += t.link(e).count;
-      f.nvlink_Bps += t.link(e).line_rate_Bps();
-    }
+  f.gpu_model = t.device(t.gpu(0)).model_name;
+  const GpuNvlinks nvlinks = gpu_nvlinks(t, 0);
+  f.nvlinks_per_gpu = nvlinks.links;
+  f.nvlink_Bps = nvlinks.line_rate_Bps;
   std::map<std::string, int> models;
   for (Vertex nic : t.nics()) ++models[t.device(nic).model_name];
   f.nics = static_cast<int>(t.nics().size());

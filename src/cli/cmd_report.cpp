@@ -11,6 +11,7 @@
 #include "io/io.hpp"
 #include "report/chart.hpp"
 #include "report/link_usage.hpp"
+#include "report/result_file.hpp"
 #include "report/row_charts.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
@@ -18,15 +19,6 @@
 namespace topsim {
 
 namespace {
-
-std::string text(const ResultRow& row, const char* name) {
-  const ResultValue* v = row.get(name);
-  if (v == nullptr) return "";
-  if (const std::string* s = std::get_if<std::string>(v)) return *s;
-  if (const long long* i = std::get_if<long long>(v)) return std::to_string(*i);
-  if (const double* d = std::get_if<double>(v)) return shortest(*d);
-  return std::get<bool>(*v) ? "true" : "false";
-}
 
 std::string html_escape(const std::string& s) {
   std::string out;
@@ -42,10 +34,10 @@ std::vector<std::string> collective_charts(const std::vector<ResultRow>& rows) {
   for (const ResultRow& r : rows) {
     auto size = r.number("size_B"), busbw = r.number("busbw_GBps");
     if (!ok(r) || !size || !busbw) continue;
-    std::string count = r.get("nodes") ? text(r, "nodes") + " servers" : text(r, "gpus") + " GPUs";
-    std::string title = text(r, "topology") + ": " + text(r, "op");
-    std::string name = count + (r.get("override") ? " " + text(r, "override") : "") +
-                       (r.get("algo") && !r.get("override") ? " " + text(r, "algo") : "");
+    std::string count = r.get("nodes") ? field_text(r, "nodes") + " servers" : field_text(r, "gpus") + " GPUs";
+    std::string title = field_text(r, "topology") + ": " + field_text(r, "op");
+    std::string name = count + (r.get("override") ? " " + field_text(r, "override") : "") +
+                       (r.get("algo") && !r.get("override") ? " " + field_text(r, "algo") : "");
     Series& s = charts[title][name];
     s.name = name;
     s.points.emplace_back(*size, *busbw);
@@ -70,13 +62,13 @@ std::vector<std::string> training_charts(const std::vector<ResultRow>& rows) {
   for (const ResultRow& r : rows) {
     auto gpus = r.number("gpus"), efficiency = r.number("efficiency");
     if (!ok(r) || !gpus || !efficiency) continue;
-    std::string v = text(r, "variant");
+    std::string v = field_text(r, "variant");
     if (!by_variant.count(v)) order.push_back(v);
     by_variant[v].name = v;
     by_variant[v].points.emplace_back(*gpus, *efficiency);
     // Seconds in sweeps and JSON rows; milliseconds are what the chart shows.
     auto part = [&](const char* name) { return r.number(name).value_or(0) * 1e3; };
-    bars.categories.push_back(v + " " + text(r, "gpus"));
+    bars.categories.push_back(v + " " + field_text(r, "gpus"));
     bars.values.push_back({part("forward_s"), part("backward_s"), part("optimizer_s"), part("exposed_comm_s")});
   }
   std::vector<std::string> out;
@@ -149,7 +141,7 @@ void add_report_command(CLI::App& app, Context& context) {
       std::vector<std::vector<std::string>> cells;
       for (const ResultRow& r : f.rows) {
         cells.emplace_back();
-        for (const auto& c : columns) cells.back().push_back(text(r, c.c_str()));
+        for (const auto& c : columns) cells.back().push_back(field_text(r, c.c_str()));
       }
       html = page(f.source, f.source + (f.grid.empty() ? "" : ", grid " + f.grid) + ", " + std::to_string(f.rows.size()) +
                                 " rows",

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/text.hpp"
+
 namespace topsim {
 
 std::string result_file_text(const ResultFile& file) {
@@ -19,6 +21,15 @@ std::string result_file_text(const ResultFile& file) {
   }
   out["rows"] = rows;
   return out.dump(2) + "\n";
+}
+
+std::string field_text(const ResultRow& row, const std::string& name) {
+  const ResultValue* v = row.get(name);
+  if (v == nullptr) return "";
+  if (const std::string* s = std::get_if<std::string>(v)) return *s;
+  if (const long long* i = std::get_if<long long>(v)) return std::to_string(*i);
+  if (const double* d = std::get_if<double>(v)) return shortest(*d);
+  return std::get<bool>(*v) ? "true" : "false";
 }
 
 }  // namespace topsim

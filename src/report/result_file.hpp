@@ -11,4 +11,8 @@ namespace topsim {
 /// the order given, fields in their order, indented by two spaces, a final newline.
 std::string result_file_text(const ResultFile& file);
 
+/// A row's field as text, for titles and labels: strings as they are, integers plainly, other
+/// numbers at their shortest, booleans as true/false; "" when the row has no such field.
+std::string field_text(const ResultRow& row, const std::string& name);
+
 }  // namespace topsim

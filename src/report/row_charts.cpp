@@ -5,6 +5,7 @@
 #include <set>
 
 #include "report/chart.hpp"
+#include "report/result_file.hpp"
 #include "util/text.hpp"
 
 namespace topsim {
@@ -16,20 +17,10 @@ constexpr std::size_t kMaxBars = 48;
 
 bool has(const ResultRow& r, const char* name) { return r.get(name) != nullptr; }
 
-// A field as text: strings as they are, integers plainly, other numbers at their shortest.
-std::string text_of(const ResultRow& r, const char* name) {
-  const ResultValue* v = r.get(name);
-  if (v == nullptr) return "";
-  if (const std::string* s = std::get_if<std::string>(v)) return *s;
-  if (const long long* i = std::get_if<long long>(v)) return std::to_string(*i);
-  if (const double* d = std::get_if<double>(v)) return shortest(*d);
-  return std::get<bool>(*v) ? "true" : "false";
-}
-
 // A count field: an integer, a whole double, or text of one ("1" for ZeRO, older files); -1 if none.
 long long count_of(const ResultRow& r, const char* name) {
   if (auto n = r.number(name)) return static_cast<long long>(*n);
-  const std::string t = text_of(r, name);
+  const std::string t = field_text(r, name);
   if (t.empty() || t.size() > 18 || t.find_first_not_of("0123456789") != std::string::npos) return -1;
   return std::stoll(t);
 }
@@ -38,7 +29,7 @@ bool ok(const ResultRow& r) { return r.status() == "ok"; }
 
 // A variant's name for a series: "-" (a scenario without variants) reads as the model's rows.
 std::string series_name(const ResultRow& r, const std::string& otherwise) {
-  std::string v = text_of(r, "variant");
+  std::string v = field_text(r, "variant");
   return v.empty() || v == "-" ? otherwise : v;
 }
 
@@ -73,7 +64,7 @@ std::string layout_text(const ResultRow& r) {
   }
   long long zero = count_of(r, "zero");
   if (zero > 1) out += " z" + std::to_string(zero);
-  std::string recompute = text_of(r, "recompute");
+  std::string recompute = field_text(r, "recompute");
   if (!recompute.empty() && recompute != "none") out += " rc-" + recompute;
   return out;
 }
@@ -191,7 +182,7 @@ std::vector<std::string> inference_charts(const std::vector<ResultRow>& rows) {
   std::vector<const char*> naming;
   for (const char* f : {"model", "gpu", "mig", "tp", "precision", "sparsity", "scenario", "batch", "seq"}) {
     std::set<std::string> values;
-    for (const ResultRow* r : mine) values.insert(text_of(*r, f));
+    for (const ResultRow* r : mine) values.insert(field_text(*r, f));
     if (values.size() > 1) naming.push_back(f);
   }
   if (naming.empty()) naming = {"gpu", "batch"};
@@ -199,7 +190,7 @@ std::vector<std::string> inference_charts(const std::vector<ResultRow>& rows) {
   for (const ResultRow* r : mine) {
     std::string name;
     for (const char* f : naming) {
-      std::string v = text_of(*r, f);
+      std::string v = field_text(*r, f);
       if (v.empty()) continue;
       if (std::string(f) == "batch") v = "b" + v;
       if (std::string(f) == "seq") v = "s" + v;
@@ -209,7 +200,7 @@ std::vector<std::string> inference_charts(const std::vector<ResultRow>& rows) {
   }
   // The rows' unit ("samples/s", "tokens/s"); mixed units get the neutral "items/s".
   std::set<std::string> units;
-  for (const ResultRow* r : mine) units.insert(text_of(*r, "unit"));
+  for (const ResultRow* r : mine) units.insert(field_text(*r, "unit"));
   const std::string unit = units.size() == 1 ? *units.begin() : "items/s";
   const std::string per_s_item = unit.size() > 2 && unit.substr(unit.size() - 2) == "/s" ? unit.substr(0, unit.size() - 2) : unit;
   const std::string x_label = "configuration";

@@ -61,23 +61,13 @@ void gpu_figures(const Topology& t, Figures& out) {
 
 void nvlink_figures(const Topology& t, Figures& out) {
   if (t.gpu_count() == 0) return;
-  Vertex gpu = t.gpu(0);
-  int links = 0;
-  double per_gpu_Bps = 0;
-  const Link* first = nullptr;
-  for (Edge e : boost::make_iterator_range(boost::out_edges(gpu, t.graph()))) {
-    const Link& l = t.link(e);
-    if (l.kind != LinkKind::nvlink) continue;
-    if (!first) first = &l;
-    links += l.count;
-    per_gpu_Bps += l.line_rate_Bps();
-  }
-  out.number("nvlinks_per_gpu", "NVLinks per GPU", FigureUnit::count, links);
-  if (!first) return;
-  out.text("nvlink_model", "NVLink generation", first->model_name);
+  const GpuNvlinks n = gpu_nvlinks(t, 0);
+  out.number("nvlinks_per_gpu", "NVLinks per GPU", FigureUnit::count, n.links);
+  if (!n.first) return;
+  out.text("nvlink_model", "NVLink generation", n.first->model_name);
   out.number("nvlink_link_bandwidth_Bps", "NVLink, one link, one direction", FigureUnit::bytes_per_s,
-             first->bandwidth_Bps);
-  out.number("nvlink_gpu_bandwidth_Bps", "NVLink per GPU, one direction", FigureUnit::bytes_per_s, per_gpu_Bps);
+             n.first->bandwidth_Bps);
+  out.number("nvlink_gpu_bandwidth_Bps", "NVLink per GPU, one direction", FigureUnit::bytes_per_s, n.line_rate_Bps);
 }
 
 /// "nvswitches_per_server" ("NVSwitches per server") and "nvswitch_model" for key "nvswitch".
@@ -158,6 +148,18 @@ void fabric_figures(const Topology& t, const FabricSpec& fabric, Figures& out) {
 }
 
 }  // namespace
+
+GpuNvlinks gpu_nvlinks(const Topology& t, int gpu) {
+  GpuNvlinks n;
+  for (Edge e : boost::make_iterator_range(boost::out_edges(t.gpu(gpu), t.graph()))) {
+    const Link& l = t.link(e);
+    if (l.kind != LinkKind::nvlink) continue;
+    if (!n.first) n.first = &l;
+    n.links += l.count;
+    n.line_rate_Bps += l.line_rate_Bps();
+  }
+  return n;
+}
 
 std::vector<Figure> topology_figures(const Topology& t, const Catalog& catalog, int nodes, const FabricSpec* fabric) {
   Figures out;

@@ -35,6 +35,15 @@ struct FigureDiff {
   std::optional<FigureValue> a, b;
 };
 
+/// One GPU's NVLinks: how many lanes, their line rate summed over them (one direction), and the
+/// first NVLink's link (its generation and per-link rate); `first` is null when it has none.
+struct GpuNvlinks {
+  int links = 0;
+  double line_rate_Bps = 0;
+  const Link* first = nullptr;
+};
+GpuNvlinks gpu_nvlinks(const Topology& t, int gpu);
+
 /// Figures of server 0 of `t` (every server of a topology is alike but for faults) and, when
 /// `fabric` is given, of the fabric joining `nodes` servers (`t` may hold fewer servers than
 /// `nodes`: two are enough to wire the fabric's switches). `catalog` gives the NICs' port rates.
