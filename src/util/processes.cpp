@@ -165,8 +165,9 @@ void run_queue(const std::function<std::optional<std::size_t>()>& next, int jobs
       if (running.empty()) return;
       std::vector<pollfd> fds;
       for (const Child& c : running) fds.push_back({c.fd, POLLIN, 0});
-      // With a progress line, wake every 250 ms to redraw its elapsed time.
-      const int ready = ::poll(fds.data(), fds.size(), progress != nullptr ? 250 : -1);
+      // With a progress line that can be drawn, wake every 250 ms to redraw its elapsed time.
+      const bool ticking = progress != nullptr && progress->active();
+      const int ready = ::poll(fds.data(), fds.size(), ticking ? 250 : -1);
       if (ready < 0) {
         if (errno == EINTR) continue;
         throw std::runtime_error(std::string("poll: ") + std::strerror(errno));

@@ -37,6 +37,10 @@ class Progress {
   /// Clears the line if one was drawn; nothing follows. Called again, does nothing.
   void finish();
 
+  /// Whether anything can still be drawn (a terminal, not --quiet, not finished): waits that
+  /// only keep the line's clock moving are pointless otherwise.
+  bool active() const { return output_.terminal && !finished_; }
+
   /// The line as drawn at `now_s` (without '\r' or the erase): for tests and for draw().
   std::string line(double now_s) const;
 
