@@ -30,7 +30,7 @@ struct Recipe {
 // Element sizes: bf16/fp16 2 B, fp8 and int8 1 B, fp4 and int4 half a byte; nvfp4 adds an fp8
 // scale per 16 elements (1/16 B), fp8_block an fp32 scale per 128x128 weight block (negligible)
 // and per 128 activation elements (4/128 B).
-constexpr std::array<Recipe, 8> kRecipes = {{
+constexpr std::array<Recipe, 11> kRecipes = {{
     {"bf16", "bf16_tensor", 2, 2, 2, 0},
     {"fp16", "fp16_tensor", 2, 2, 2, 0},
     {"fp8", "fp8_tensor", 1, 1, 2, 5},
@@ -39,6 +39,9 @@ constexpr std::array<Recipe, 8> kRecipes = {{
     {"int8", "int8_tensor", 1, 1, 2, 0},
     {"int8_wo", "fp16_tensor", 2, 1, 2, 0},
     {"int4_wo", "fp16_tensor", 2, 0.5, 2, 0},
+    {"tf32", "tf32_tensor", 4, 4, 4, 0},
+    {"fp32", "fp32", 4, 4, 4, 0},
+    {"fp64", "fp64_tensor", 8, 8, 8, 0},
 }};
 
 const Recipe* find_recipe(const std::string& dtype) {
@@ -84,37 +87,39 @@ std::string gemm_math_key(const std::string& dtype) {
 }
 
 GemmCost gemm_cost(const GpuModel& gpu, const KernelConstants& constants, const GemmShape& shape,
-                   double sparse_speedup) {
+                   double sparse_speedup, const MathRate* rate) {
   if (constants.values.size() != kCount)
     throw std::invalid_argument("gemm constants: " + std::to_string(constants.values.size()) + " values, expected " +
                                 std::to_string(kCount));
-  if (!(shape.m > 0 && shape.n > 0 && shape.k > 0))
-    throw std::invalid_argument("a GEMM needs m, n and k > 0");
+  if (!(shape.m > 0 && shape.n > 0 && shape.k > 0 && shape.batch > 0))
+    throw std::invalid_argument("a GEMM needs m, n, k and batch > 0");
   if (!(sparse_speedup >= 1 && sparse_speedup <= 2))
     throw std::invalid_argument("a 2:4 sparse speedup lies in [1, 2] (half the math at most)");
   const Recipe* recipe = find_recipe(shape.dtype);
   if (!recipe) throw std::invalid_argument("no GEMM recipe for dtype " + shape.dtype);
   auto math = gpu.math.find(recipe->math_key);
-  if (math == gpu.math.end() || !(math->second.dense_flops_per_s > 0))
+  if (!rate && (math == gpu.math.end() || !(math->second.dense_flops_per_s > 0)))
     throw std::invalid_argument(gpu.name + " has no " + recipe->math_key + " peak for " + shape.dtype + " GEMMs");
-  if (sparse_speedup > 1 && !(math->second.sparse_flops_per_s > 0))
+  const MathRate& peaks = rate ? *rate : math->second;
+  if (!(peaks.dense_flops_per_s > 0)) throw std::invalid_argument(gpu.name + ": no dense peak for " + shape.dtype);
+  if (sparse_speedup > 1 && !(peaks.sparse_flops_per_s > 0))
     throw std::invalid_argument(gpu.name + " has no 2:4 sparse " + recipe->math_key + " math");
   if (gpu.sms < 1 || !(gpu.memory_Bps > 0))
     throw std::invalid_argument(gpu.name + " needs sms and memory bandwidth for GEMM waves");
   const std::vector<double>& c = constants.values;
   const bool sparse = sparse_speedup > 1;
-  const double m = shape.m, n = shape.n, k = shape.k, sms = gpu.sms;
-  const double peak = math->second.dense_flops_per_s;
+  const double m = shape.m, n = shape.n, k = shape.k, batch = shape.batch, sms = gpu.sms;
+  const double peak = peaks.dense_flops_per_s;
   const double sm_rate = peak * c[kRate] * sparse_speedup / sms;  // FLOP/s of one SM's main loop
   const double bandwidth = gpu.memory_Bps * c[kMemory];
   const double sm_load = c[kSmLoad] * gpu.memory_Bps / sms;      // B/s one SM pulls into its tile
   const double weight_B = recipe->weight_B * (sparse ? sparse_storage_fraction(recipe->weight_B) : 1);
 
   GemmCost cost;
-  cost.flops = 2 * m * n * k;
+  cost.flops = 2 * m * n * k * batch;
   double best = std::numeric_limits<double>::infinity();
   for (const auto& [tm, tn] : kTiles) {
-    const double tiles = std::ceil(m / tm) * std::ceil(n / tn);
+    const double tiles = std::ceil(m / tm) * std::ceil(n / tn) * batch;
     const double edge = 128.0 / tm + 128.0 / tn - 1.5;  // 0 for 256x128, 2.5 for 64x64
     const double tile_rate = sm_rate / (1 + c[kSmall] * edge);
     const double rows = std::min(m, double(tm)), cols = std::min(n, double(tn));
@@ -125,7 +130,7 @@ GemmCost gemm_cost(const GpuModel& gpu, const KernelConstants& constants, const 
       const double tile_math_s = (slice + c[kFill]) * tm * tn * 2 / tile_rate;
       const double tile_load_s = (rows * recipe->activation_B + cols * weight_B) * slice / sm_load;
       double t = waves * std::max(tile_math_s, tile_load_s);
-      if (split > 1) t += m * n * kPartialSumB * split / bandwidth + (split - 1) * c[kSplitCost];
+      if (split > 1) t += m * n * batch * kPartialSumB * split / bandwidth + (split - 1) * c[kSplitCost];
       if (t < best) {
         best = t;
         cost.tile_m = tm;
@@ -136,7 +141,8 @@ GemmCost gemm_cost(const GpuModel& gpu, const KernelConstants& constants, const 
     }
   }
   cost.math_s = best;
-  cost.bytes_B = m * k * (recipe->activation_B + recipe->quantize_B) + k * n * weight_B + m * n * recipe->output_B;
+  cost.bytes_B =
+      (m * k * (recipe->activation_B + recipe->quantize_B) + k * n * weight_B + m * n * recipe->output_B) * batch;
   cost.memory_s = cost.bytes_B / bandwidth;
   // At boost clock the kernel takes `core`; the longer it runs, the closer its clock sags to the
   // power-limited value, halfway at power_time_constant_s.
@@ -144,7 +150,7 @@ GemmCost gemm_cost(const GpuModel& gpu, const KernelConstants& constants, const 
   core *= 1 + (1 / c[kPower] - 1) * core / (core + c[kPowerTau]);
   cost.time_s = c[kOverhead] + core;
   cost.bound = c[kOverhead] > core ? "overhead" : cost.math_s >= cost.memory_s ? "math" : "memory";
-  const double floor_peak = sparse ? std::max(math->second.sparse_flops_per_s, peak) : peak;
+  const double floor_peak = sparse ? std::max(peaks.sparse_flops_per_s, peak) : peak;
   cost.floor_s = std::max(cost.flops / floor_peak, cost.bytes_B / gpu.memory_Bps);
 #ifdef TOPSIM_INVARIANTS
   // Every factor above slows the kernel: a fraction <= 1 of the peak, whole waves, a clock that

@@ -33,7 +33,9 @@ std::string gemm_math_key(const std::string& dtype);
 /// Cost of one GEMM. `sparse_speedup` > 1 (at most 2): W is 2:4 sparse, the main loop's math
 /// runs that much faster and W is stored compressed. std::invalid_argument for shapes that are
 /// not positive, a dtype the GPU has no peak for, or constants of the wrong length.
+/// `rate`, when given, is the math rate to run at instead of the recipe's datasheet key (a GPU
+/// whose fp16 runs on vector units, P100).
 GemmCost gemm_cost(const GpuModel& gpu, const KernelConstants& constants, const GemmShape& shape,
-                   double sparse_speedup = 1);
+                   double sparse_speedup = 1, const MathRate* rate = nullptr);
 
 }  // namespace topsim

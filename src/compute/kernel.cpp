@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "compute/gemm_model.hpp"
 #include "util/text.hpp"
 
 namespace topsim {
@@ -54,8 +55,21 @@ std::string supported(const GpuModel& gpu, bool sparse) {
   return names.empty() ? "none" : join(names, ", ");
 }
 
-/// Padding waste of partial tiles along one dimension: `extent` over the tiles covering it.
-double tile_fill(double extent, int tile) { return extent / (std::ceil(extent / tile) * tile); }
+/// The GEMM recipe of a kernel's math type: each math type is its own recipe (gemm_dtypes()).
+const std::string& gemm_recipe(const std::string& dtype) { return dtype; }
+
+/// The fitted GEMM constants a kernel of `dtype` runs with: its own group where the kernel tables
+/// timed that recipe on this architecture, else the architecture's bf16 group (the same tiles,
+/// pipeline and clock behaviour, at the dtype's own datasheet peak: an assumption docs/validation.md
+/// lists), else none.
+const KernelConstants& gemm_constants(const ComputeModel& model, const std::string& dtype) {
+  for (const std::string& group : {kernel_group_key(KernelFamily::gemm, dtype), kernel_group_key(KernelFamily::gemm, "bf16")}) {
+    auto it = model.kernels.find(group);
+    if (it != model.kernels.end()) return it->second;
+  }
+  throw std::invalid_argument("the " + model.name + " compute model has no fitted GEMM constants (no gemm/" + dtype +
+                              " or gemm/bf16 group in models/compute.json; topsim calibrate --kernels solves them)");
+}
 
 }  // namespace
 
@@ -85,6 +99,7 @@ KernelCost kernel_cost(const GpuModel& gpu, const ComputeModel& model, const Ker
   std::string why = kernel_unavailable(gpu, kernel);
   if (!why.empty()) throw std::invalid_argument(why);
   KernelCost cost;
+  std::string gemm_bound;  // what binds inside the GEMM model's time
   const double size_B = dtype_size_B(kernel.dtype);
   const double bandwidth_Bps = gpu.memory_Bps * model.memory_efficiency;
 
@@ -112,63 +127,38 @@ KernelCost kernel_cost(const GpuModel& gpu, const ComputeModel& model, const Ker
     if (!(kernel.m > 0 && kernel.n > 0 && kernel.k > 0 && kernel.batch > 0))
       throw std::invalid_argument("a GEMM needs m, n, k and batch > 0");
     if (kernel.bytes_B < 0) throw std::invalid_argument("bytes_B may not be negative");
-    if (gpu.sms < 1) throw std::invalid_argument(gpu.name + " has no SM count (sms), which GEMM waves need");
-    if (kernel.sparse && !(model.sparse_gemm_efficiency > 0))
-      throw std::invalid_argument("the " + model.name +
-                                  " compute model has no sparse_gemm_efficiency (no 2:4 sparse path)");
-    const MathRate& rate = gpu.math.at(math_key(gpu, kernel.dtype));
-    const double peak_flops_per_s = kernel.sparse ? rate.sparse_flops_per_s : rate.dense_flops_per_s;
-
-    // Shape utilisation, as a GEMM library picks its kernel: the library's largest tile
-    // (tile_m x tile_n) or one halved in m or quartered in n, each smaller tile paying for its
-    // lower data reuse in proportion to its arithmetic intensity tm tn / (tm + tn). Wave
-    // quantisation: one thread block per output tile, `sms` blocks per wave, the last wave may
-    // leave SMs idle. Tile padding: partial tiles compute their full size. Split-K: with fewer
-    // tiles than SMs, k is split over more blocks as long as each slice keeps 90% of its depth
-    // rate. Depth: a block's fixed prologue/epilogue costs as much as k_half elements of its loop.
-    // A 2:4 sparse block's main loop consumes k twice as fast while its prologue and epilogue
-    // take as long as a dense block's: in elements of k they cost twice k_half.
-    const double k_half = kernel.sparse ? 2 * model.k_half : model.k_half;
-    const auto intensity = [](double tm, double tn) { return tm * tn / (tm + tn); };
-    double shape_util = 0;
-    for (double tm : {double(model.tile_m), model.tile_m / 2.0})
-      for (double tn : {double(model.tile_n), model.tile_n / 2.0, model.tile_n / 4.0}) {
-        double tiles = std::ceil(kernel.m / tm) * std::ceil(kernel.n / tn) * kernel.batch;
-        double split = 1;
-        if (tiles < gpu.sms)
-          split = std::max(1.0, std::min(std::floor(gpu.sms / tiles), std::floor(kernel.k / (9 * k_half))));
-        double blocks = tiles * split;
-        double waves = std::ceil(blocks / gpu.sms);
-        double wave_util = blocks / (waves * gpu.sms);
-        double tile_util = tile_fill(kernel.m, tm) * tile_fill(kernel.n, tn);
-        double depth = kernel.k / split;
-        double depth_util = depth / (depth + k_half);
-        double reuse = intensity(tm, tn) / intensity(model.tile_m, model.tile_n);
-        shape_util = std::max(shape_util, wave_util * tile_util * depth_util * reuse);
-      }
-    double base = kernel.sparse                                            ? model.sparse_gemm_efficiency
-                  : kernel.dtype == "fp8" && model.fp8_gemm_efficiency > 0   ? model.fp8_gemm_efficiency
-                  : kernel.dtype == "int8" && model.int8_gemm_efficiency > 0 ? model.int8_gemm_efficiency
-                                                                             : model.gemm_efficiency;
-    if (kernel.kind == Kernel::Kind::conv) base *= model.conv_efficiency;
-    cost.efficiency = base * shape_util;
-    cost.flops = 2 * kernel.m * kernel.n * kernel.k * kernel.batch;
-    cost.math_s = cost.flops / (peak_flops_per_s * cost.efficiency);
-
-    // A and C once each, B once: compressed when sparse.
-    const double b_fraction = kernel.sparse ? sparse_storage_fraction(size_B) : 1;
-    cost.bytes_B = kernel.bytes_B > 0 ? kernel.bytes_B
-                                      : (kernel.m * kernel.k + kernel.k * kernel.n * b_fraction + kernel.m * kernel.n) *
-                                            kernel.batch * size_B;
+    if (kernel.sparse && !(model.sparse_speedup > 1))
+      throw std::invalid_argument("the " + model.name + " compute model has no sparse_speedup (no 2:4 sparse path)");
+    const KernelConstants& constants = gemm_constants(model, kernel.dtype);
+    GemmShape shape{kernel.m, kernel.n, kernel.k, gemm_recipe(kernel.dtype), kernel.batch};
+    const GemmCost g = gemm_cost(gpu, constants, shape, kernel.sparse ? model.sparse_speedup : 1,
+                                 &gpu.math.at(math_key(gpu, kernel.dtype)));
+    // A convolution is the implicit GEMM of its shape, its math at conv_efficiency of that.
+    const double conv = kernel.kind == Kernel::Kind::conv ? model.conv_efficiency : 1;
+    cost.flops = g.flops;
+    cost.math_s = g.time_s / conv;
+    cost.bytes_B = kernel.bytes_B > 0 ? kernel.bytes_B : g.bytes_B;
     cost.memory_s = cost.bytes_B / bandwidth_Bps;
-    cost.floor_s = std::max(cost.flops / peak_flops_per_s, cost.bytes_B / gpu.memory_Bps);
+    cost.floor_s = std::max(g.floor_s, cost.bytes_B / gpu.memory_Bps);
+    const MathRate& rate = gpu.math.at(math_key(gpu, kernel.dtype));
+    cost.efficiency = cost.flops / ((kernel.sparse ? rate.sparse_flops_per_s : rate.dense_flops_per_s) * cost.math_s);
+    gemm_bound = g.bound == "overhead" ? "launch" : g.bound;
   }
 
   cost.time_s = std::max({cost.math_s, cost.memory_s, model.launch_s});
   cost.bound = cost.math_s >= cost.memory_s && cost.math_s >= model.launch_s ? "math"
                : cost.memory_s >= model.launch_s                             ? "memory"
                                                                              : "launch";
+  if (!gemm_bound.empty() && cost.bound == "math") cost.bound = gemm_bound;
 #ifdef TOPSIM_INVARIANTS
+  if (kernel.sparse) {
+    Kernel dense = kernel;
+    dense.sparse = false;
+    const double dense_s = kernel_cost(gpu, model, dense).time_s;
+    if (!(cost.time_s >= dense_s / 2 * (1 - 1e-12)))
+      throw std::logic_error("kernel_cost: invariant violated: a 2:4 sparse kernel " + std::to_string(cost.time_s) +
+                             " s is more than twice as fast as its dense twin " + std::to_string(dense_s) + " s");
+  }
   if (!(cost.time_s >= cost.floor_s * (1 - 1e-12)))
     throw std::logic_error("kernel_cost: invariant violated: " + std::to_string(cost.time_s) +
                            " s beats the datasheet floor " + std::to_string(cost.floor_s) + " s on " + gpu.name +

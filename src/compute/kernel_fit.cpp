@@ -23,7 +23,7 @@ const std::vector<KernelParameter>& kernel_parameters(KernelFamily family) {
 std::string kernel_group_key(KernelFamily family, const std::string& dtype) { return family_name(family) + "/" + dtype; }
 
 const std::vector<std::string>& gemm_dtypes() {
-  static const std::vector<std::string> dtypes = {"bf16", "fp16", "fp8", "fp8_block", "nvfp4", "int8", "int8_wo", "int4_wo"};
+  static const std::vector<std::string> dtypes = {"bf16", "fp16", "fp8", "fp8_block", "nvfp4", "int8", "int8_wo", "int4_wo", "tf32", "fp32", "fp64"};
   return dtypes;
 }
 

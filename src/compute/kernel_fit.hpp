@@ -25,6 +25,7 @@ std::string family_name(KernelFamily family);
 struct GemmShape {
   double m = 0, n = 0, k = 0;
   std::string dtype = "bf16";
+  double batch = 1;  ///< independent GEMMs of this shape in one kernel (a batched GEMM's tiles share the waves)
 };
 
 /// One fused attention call of one layer.
@@ -50,10 +51,8 @@ struct KernelParameter {
   double prior = 0;         ///< starting value of a fit, and the value used when nothing pins it
 };
 
-/// The constants of one (architecture, family, dtype), in the order of the family's parameters.
-struct KernelConstants {
-  std::vector<double> values;
-};
+// KernelConstants (the constants of one (architecture, family, dtype), in the order of the
+// family's parameters) lives in model/catalog.hpp: ComputeModel holds them.
 
 /// The fitted constants of a family, in order.
 const std::vector<KernelParameter>& kernel_parameters(KernelFamily family);
@@ -61,7 +60,8 @@ const std::vector<KernelParameter>& kernel_parameters(KernelFamily family);
 /// "gemm/bf16", "prefill/fp8", "decode/bf16": the key of a constant group in models/compute.json.
 std::string kernel_group_key(KernelFamily family, const std::string& dtype);
 
-/// GEMM dtypes in topsim's names (GemmShape::dtype), the one list.
+/// GEMM dtypes in topsim's names (GemmShape::dtype), the one list: the tables' recipes, then the
+/// math types kernels of workloads may also ask for (tf32, fp32, fp64).
 const std::vector<std::string>& gemm_dtypes();
 
 /// A dtype name as the kernel tables write it (gemm_dtype, attn_dtype, kv_cache_dtype) in topsim's

@@ -156,6 +156,12 @@ struct NcclModel {
   const NcclProtocol* protocol(const std::string& name) const;
 };
 
+/// The constants of one (architecture, family, dtype) of the kernel model, in the order of the
+/// family's parameters (compute/kernel_fit.hpp, kernel_parameters).
+struct KernelConstants {
+  std::vector<double> values;
+};
+
 /// How kernels perform on one GPU architecture: the fraction of the datasheet peak they reach,
 /// and what shapes cost them (models/compute.json).
 struct ComputeModel {
@@ -172,6 +178,12 @@ struct ComputeModel {
   double k_half = 0;                  ///< GEMM depth at which a block's main loop reaches half its rate
   double memory_efficiency = 1;       ///< streaming kernels: fraction of HBM peak
   double launch_s = 0;                ///< least time of one kernel (launch, ramp up and down)
+  /// 2:4 sparse GEMMs: how much faster the main loop's math runs than dense, in (1, 2] (half the
+  /// math at most); 0: the architecture has no 2:4 sparse path.
+  double sparse_speedup = 0;
+  /// Kernel-model constants by group key ("gemm/bf16", "prefill/fp8"; compute/kernel_fit.hpp),
+  /// with where each group came from; empty when the architecture has none.
+  std::map<std::string, KernelConstants> kernels;
   Sources sources;
   SourceRef where;
 };
