@@ -62,7 +62,33 @@ constexpr double kMinSliceK = 32;
 /// Partial sums of split-K: fp32, written by each slice and read back by the reduction.
 constexpr double kPartialSumB = 4 * 2;
 
-enum Index { kRate, kOverhead, kFill, kMemory, kSmall, kSmLoad, kPower, kPowerTau, kSplitCost, kCount };
+enum Index { kRate, kOverhead, kFill, kMemory, kSmall, kSmLoad, kPower, kPowerTau, kSplitCost, kL2, kCount };
+
+/// Most weight copies the collector rotates (collect_gemm.py:176-179, README "Measurement").
+constexpr double kMaxReplayCopies = 5;
+
+/// Operand and result traffic: activation-side bytes (A, its quantization passes, C) and weight
+/// bytes, each served from L2 at `l2_factor` x `bandwidth` when it stays there between calls,
+/// from memory at `bandwidth` otherwise. A workload's weights come from memory; a benchmark's
+/// replays keep the activation side in L2 when it fits, and everything when its weight copies
+/// fit beside it.
+struct Traffic {
+  double time_s = 0;
+  double dram_B = 0;  ///< bytes that must come from memory (the floor's share)
+};
+
+Traffic memory_traffic(const GpuModel& gpu, const GemmShape& s, const Recipe& r, double weight_B, double bandwidth,
+                       double l2_factor) {
+  const double activation = (s.m * s.k * (r.activation_B + r.quantize_B) + s.m * s.n * r.output_B) * s.batch;
+  const double weight = s.k * s.n * weight_B * s.batch;
+  const double l2 = gpu.l2_B;
+  if (s.weight_copies == 0 || !(l2 > 0)) return {(activation + weight) / bandwidth, activation + weight};
+  const double copies = s.weight_copies > 0 ? s.weight_copies
+                                            : std::max(1.0, std::min(kMaxReplayCopies, std::ceil(l2 / weight)));
+  if (copies * weight + activation <= l2) return {(activation + weight) / (bandwidth * l2_factor), 0};
+  if (activation <= l2) return {activation / (bandwidth * l2_factor) + weight / bandwidth, weight};
+  return {(activation + weight) / bandwidth, activation + weight};
+}
 
 }  // namespace
 
@@ -77,6 +103,7 @@ const std::vector<KernelParameter>& gemm_parameters() {
       {"power_limited_fraction", "clock a long math-bound kernel sags to under the power limit, fraction of boost", 0.3, 1, 0.9},
       {"power_time_constant_s", "kernel time at which the clock is halfway to its power-limited value, seconds", 1e-5, 1, 1e-3},
       {"split_cost_s", "time each extra split-K slice costs (reduction launch and sync), seconds", 0, 1e-3, 1e-6},
+      {"l2_bandwidth_factor", "bandwidth of traffic served from L2, in units of the achieved memory bandwidth", 1, 20, 2},
   };
   return parameters;
 }
@@ -143,7 +170,8 @@ GemmCost gemm_cost(const GpuModel& gpu, const KernelConstants& constants, const 
   cost.math_s = best;
   cost.bytes_B =
       (m * k * (recipe->activation_B + recipe->quantize_B) + k * n * weight_B + m * n * recipe->output_B) * batch;
-  cost.memory_s = cost.bytes_B / bandwidth;
+  const Traffic traffic = memory_traffic(gpu, shape, *recipe, weight_B, bandwidth, c[kL2]);
+  cost.memory_s = traffic.time_s;
   // At boost clock the kernel takes `core`; the longer it runs, the closer its clock sags to the
   // power-limited value, halfway at power_time_constant_s.
   double core = std::max(cost.math_s, cost.memory_s);
@@ -151,7 +179,7 @@ GemmCost gemm_cost(const GpuModel& gpu, const KernelConstants& constants, const 
   cost.time_s = c[kOverhead] + core;
   cost.bound = c[kOverhead] > core ? "overhead" : cost.math_s >= cost.memory_s ? "math" : "memory";
   const double floor_peak = sparse ? std::max(peaks.sparse_flops_per_s, peak) : peak;
-  cost.floor_s = std::max(cost.flops / floor_peak, cost.bytes_B / gpu.memory_Bps);
+  cost.floor_s = std::max(cost.flops / floor_peak, traffic.dram_B / gpu.memory_Bps);
 #ifdef TOPSIM_INVARIANTS
   // Every factor above slows the kernel: a fraction <= 1 of the peak, whole waves, a clock that
   // only sags, a sparse speedup <= 2 against a datasheet sparse peak of twice the dense one.

@@ -15,8 +15,8 @@ struct GemmCost {
   double memory_s = 0;  ///< operand and result traffic at the achieved memory bandwidth
   double flops = 0;     ///< 2 m n k
   double bytes_B = 0;   ///< A, W and C once each plus the recipe's quantization passes
-  /// max(flops at the dense peak of the dtype's math, bytes_B at the datasheet memory bandwidth):
-  /// time_s >= floor_s always (sparse: flops at the 2:4 sparse peak).
+  /// max(flops at the dense peak of the dtype's math, the bytes that must come from DRAM at the
+  /// datasheet memory bandwidth): time_s >= floor_s always (sparse: flops at the 2:4 sparse peak).
   double floor_s = 0;
   int tile_m = 0, tile_n = 0, split_k = 1;
   double waves = 0;

@@ -26,7 +26,16 @@ struct GemmShape {
   double m = 0, n = 0, k = 0;
   std::string dtype = "bf16";
   double batch = 1;  ///< independent GEMMs of this shape in one kernel (a batched GEMM's tiles share the waves)
+  /// How the weight reaches the SMs between calls. 0: from DRAM every call (a workload reads each
+  /// layer's weights once per step). > 0: a benchmark replaying the call that rotates this many
+  /// weight copies, so weight, activation and output stay in L2 when they fit together.
+  /// kReplayWeightCopies: the kernel tables' rc20 collector rule, max(1, min(5, ceil(L2 / weight))).
+  double weight_copies = 0;
 };
+
+/// GemmShape::weight_copies of the rc20 GEMM collector (collect_gemm.py:176-179 as
+/// shared/reference/kernels/README.md reads it): copies = max(1, min(5, ceil(L2 B / weight B))).
+constexpr double kReplayWeightCopies = -1;
 
 /// One fused attention call of one layer.
 struct AttentionShape {
