@@ -1,0 +1,103 @@
+// The GEMM model alone, on a made-up GPU whose numbers make the arithmetic short: 4 SMs, a bf16
+// dense peak of 4e12 FLOP/s (1e12 per SM), 8e12 sparse, 1e12 B/s memory, 1 MiB of L2. Every
+// expected time is derived by hand in the comment next to it.
+#include <catch2/catch.hpp>
+#include <stdexcept>
+
+#include "compute/gemm_model.hpp"
+
+using namespace topsim;
+
+namespace {
+
+GpuModel toy_gpu() {
+  GpuModel gpu;
+  gpu.name = "toy";
+  gpu.sms = 4;
+  gpu.memory_Bps = 1e12;
+  gpu.l2_B = 1 << 20;
+  gpu.math["bf16_tensor"] = MathRate{4e12, 8e12};
+  return gpu;
+}
+
+/// tile_rate_fraction 0.5 (500 GFLOP/s per SM), no overhead, no fill, all of memory bandwidth,
+/// no small-tile penalty, an SM load rate far above need, no power sag, free split-K, L2 x 4.
+KernelConstants plain() {
+  return KernelConstants{{0.5, 0, 0, 1, 0, 1e2, 1, 1, 0, 4}};
+}
+
+}  // namespace
+
+TEST_CASE("gemm model: whole waves of tiles at the tile rate", "[gemm_model]") {
+  // 512x256x1024: 256x128 tiles, 2 x 2 = 4 tiles, one wave on 4 SMs; a tile is
+  // 2 * 256 * 128 * 1024 = 67,108,864 FLOP at 5e11 FLOP/s = 134.217728 us. Every other tiling and
+  // split does no better (64x64: 32 tiles in 8 waves of 16.777 us; split 2 adds partial sums).
+  // Memory: (512*1024 + 1024*256 + 512*256) * 2 B = 1,835,008 B at 1e12 B/s = 1.835 us.
+  GemmCost c = gemm_cost(toy_gpu(), plain(), GemmShape{512, 256, 1024, "bf16"});
+  CHECK(c.time_s == Approx(134.217728e-6));
+  CHECK(c.flops == 268435456.0);
+  CHECK(c.memory_s == Approx(1.835008e-6));
+  CHECK(c.waves == 1);
+  CHECK(c.bound == "math");
+  // floor: 268,435,456 FLOP at the 4e12 peak = 67.108864 us
+  CHECK(c.floor_s == Approx(67.108864e-6));
+  CHECK(c.time_s >= c.floor_s);
+}
+
+TEST_CASE("gemm model: a fifth tile costs a second wave", "[gemm_model]") {
+  // 640x256x1024 with 256x128 tiles: ceil(640/256) * 2 = 6 tiles, 2 waves of 134.217728 us; a
+  // 128x128 tiling: 5 * 2 = 10 tiles in 3 waves of 67.108864 us = 201.326592 us, which wins;
+  // 64x128: 10 * 2 = 20 tiles, 5 waves of 33.554432 us = 167.77216 us, which wins again;
+  // 64x64: 10 * 4 = 40 tiles, 10 waves of 16.777216 us = 167.77216 us (a tie).
+  GemmCost c = gemm_cost(toy_gpu(), plain(), GemmShape{640, 256, 1024, "bf16"});
+  CHECK(c.time_s == Approx(167.77216e-6));
+}
+
+TEST_CASE("gemm model: overhead, power sag and 2:4 sparsity", "[gemm_model]") {
+  KernelConstants k = plain();
+  k.values[1] = 5e-6;  // overhead
+  k.values[6] = 0.8;   // power-limited clock 0.8 of boost
+  k.values[7] = 1e-4;  // halfway at 100 us
+  // core 134.217728 us sags by (1/0.8 - 1) * 134.217728 / (134.217728 + 100) = 0.25 * 0.573057 =
+  // 0.143264: 153.446 us, plus 5 us of overhead.
+  GemmCost c = gemm_cost(toy_gpu(), k, GemmShape{512, 256, 1024, "bf16"});
+  const double core = 134.217728e-6;
+  CHECK(c.time_s == Approx(5e-6 + core * (1 + 0.25 * core / (core + 1e-4))));
+  // 2:4 at the largest speedup, 2: the tile takes 67.108864 us, exactly the sparse floor
+  // (268,435,456 FLOP at 8e12); never faster than half the dense time.
+  GemmCost dense = gemm_cost(toy_gpu(), plain(), GemmShape{512, 256, 1024, "bf16"});
+  GemmCost sparse = gemm_cost(toy_gpu(), plain(), GemmShape{512, 256, 1024, "bf16"}, 2);
+  CHECK(sparse.time_s == Approx(67.108864e-6));
+  CHECK(sparse.time_s >= dense.time_s / 2 * (1 - 1e-12));
+  CHECK_THROWS_AS(gemm_cost(toy_gpu(), plain(), GemmShape{512, 256, 1024, "bf16"}, 2.5), std::invalid_argument);
+}
+
+TEST_CASE("gemm model: a memory-bound GEMV, from DRAM or replayed from L2", "[gemm_model]") {
+  // The toy GPU with 1e10 B/s of memory, so that a GEMV is memory-bound although its one row pads
+  // a 64-row tile: 1x4096x4096 bf16 reads a weight of 4096 * 4096 * 2 = 33,554,432 B, an
+  // activation of 8,192 B and writes 8,192 B: 33,570,816 B at 1e10 B/s = 3.3570816 ms; the padded
+  // math, 64 * 4096 * 4096 * 2 FLOP at 2e12 FLOP/s, is 1.074 ms at best.
+  GpuModel slow = toy_gpu();
+  slow.memory_Bps = 1e10;
+  GemmCost workload = gemm_cost(slow, plain(), GemmShape{1, 4096, 4096, "bf16"});
+  CHECK(workload.memory_s == Approx(3.3570816e-3));
+  CHECK(workload.time_s == Approx(3.3570816e-3));
+  CHECK(workload.bound == "memory");
+  // 1x256x512: weight 256 * 512 * 2 = 262,144 B; replayed as the tables' collector does: copies =
+  // min(5, ceil(1 MiB / 262,144 B)) = 4; 4 * 262,144 + 1,024 + 512 B = 1,050,112 B > 1 MiB, so the
+  // weights come from DRAM (26.2144 us at 1e10 B/s) while the activation side (1,536 B) stays in
+  // L2 at 4 x 1e10 B/s (38.4 ns).
+  GemmShape replay{1, 256, 512, "bf16"};
+  replay.weight_copies = kReplayWeightCopies;
+  GemmCost r = gemm_cost(slow, plain(), replay);
+  CHECK(r.memory_s == Approx(1536 / 4e10 + 262144 / 1e10));
+  CHECK(r.floor_s == Approx(262144 / 1e10));
+}
+
+TEST_CASE("gemm model: bad shapes, dtypes and constants", "[gemm_model]") {
+  CHECK_THROWS_AS(gemm_cost(toy_gpu(), plain(), GemmShape{0, 1, 1, "bf16"}), std::invalid_argument);
+  CHECK_THROWS_AS(gemm_cost(toy_gpu(), plain(), GemmShape{1, 1, 1, "fp8"}), std::invalid_argument);  // no fp8 peak
+  CHECK_THROWS_AS(gemm_cost(toy_gpu(), plain(), GemmShape{1, 1, 1, "fp7"}), std::invalid_argument);
+  CHECK_THROWS_AS(gemm_cost(toy_gpu(), KernelConstants{{0.5}}, GemmShape{1, 1, 1, "bf16"}), std::invalid_argument);
+  CHECK(gemm_parameters().size() == 10);
+}
