@@ -13,13 +13,14 @@ namespace {
 // for head dims up to 128), padded to the tensor-core fragment of 16 rows (mma.m16n8k16).
 constexpr double kQueryTileRows = 128;
 constexpr double kFragmentRows = 16;
-// Decode: the split-KV (multi-block) kernels give one CTA a chunk of 128 cached tokens at most
-// before splitting further, and pack the query heads of one KV group 8 at a time (mma n = 8).
-constexpr double kDecodeChunkTokens = 128;
+// Decode: the grouped kernels pack the query heads of one KV head 8 at a time (mma n = 8), and
+// share one read of the cache across at most 32 of them: in all four tables the achieved rate
+// grows with the group up to 32 query heads per KV head and collapses at 48 and beyond.
 constexpr double kDecodeGroupHeads = 8;
+constexpr double kDecodeSharedGroupMax = 32;
 
 enum PrefillConstant { p_overhead, p_math_fraction, p_softmax_flops, p_tile_overhead, p_memory_fraction };
-enum DecodeConstant { d_overhead, d_memory_fraction, d_sm_share, d_l2_speedup, d_l2_fraction, d_cta_overhead };
+enum DecodeConstant { d_overhead, d_memory_fraction, d_fp8_cta, d_l2_speedup, d_l2_fraction, d_cta_overhead };
 
 std::string phase_label(KernelFamily phase) { return phase == KernelFamily::decode ? "decode" : "prefill"; }
 
@@ -110,31 +111,34 @@ AttentionCost prefill_cost(const GpuModel& gpu, const std::vector<double>& c, co
 }
 
 /// Decode (generation), one new token per sequence over kv_len cached tokens. The KV cache
-/// (W = 2 b kv_heads kv_len h bytes-per-element) is read once; with L2 not flushed between
-/// replays, the share min(1, l2_fraction L2 / W) comes from L2 at l2_speedup x HBM, the rest (and
-/// Q, O) from HBM at memory_fraction. CTAs = b kv_heads ceil(kv_len / 128) (split-KV); fewer than
-/// the SMs stream at sm_share x the fair per-SM share of the bandwidth each. Never faster than the
-/// FLOPs at the dense peak. Each wave of CTAs over (sequence, group of 8 query heads of a KV head)
-/// costs cta_overhead_s (Q load, softmax merge, O store).
+/// (W = 2 b kv_heads kv_len h bytes-per-element) is read once per KV head: with L2 not flushed
+/// between replays, the share min(1, l2_fraction L2 / W) comes from L2 at l2_speedup x HBM, the
+/// rest (and Q, O) from HBM at memory_fraction. Split-KV is assumed to fill the SMs (a per-SM
+/// streaming limit fitted to its bound on every table). Groups of more than 32 query heads per KV
+/// head fall back to one query head per CTA: every head re-reads the cache, the re-reads from L2.
+/// Never faster than the FLOPs at the dense peak. CTAs of (sequence, KV head, 8 query heads), or
+/// (sequence, query head) in the fallback, run in waves over the SMs at cta_overhead_s each (Q
+/// load, softmax merge, O store), plus fp8_cta_s with an fp8 cache (scales, conversion setup).
 AttentionCost decode_cost(const GpuModel& gpu, const std::vector<double>& c, const AttentionShape& shape) {
   const double b = shape.batch, n = shape.heads, kv = shape.kv_heads, h = shape.head_dim, len = shape.kv_len;
-  const double sms = gpu.sms, bw = gpu.memory_Bps;
+  const double bw = gpu.memory_Bps;
   const double peak = dense_peak_flops_per_s(gpu, shape.dtype);
   const double cache_B = 2 * b * kv * len * h * element_B(shape.kv_dtype);
   const double q_o_B = 2 * b * n * h * element_B(shape.dtype);
   const double l2_hit = gpu.l2_B > 0 ? std::min(1.0, c[d_l2_fraction] * gpu.l2_B / cache_B) : 0.0;
-  const double ctas = b * kv * std::ceil(len / kDecodeChunkTokens);
-  const double active_sms = std::min(sms, ctas);
-  const double hbm_Bps = std::min(bw * c[d_memory_fraction], active_sms * c[d_sm_share] * bw / sms);
-  const double l2_Bps = std::min(bw * c[d_l2_speedup], active_sms * c[d_sm_share] * c[d_l2_speedup] * bw / sms);
+  const double group = n / kv;
+  const bool shared = group <= kDecodeSharedGroupMax;
+  const double reread_B = shared ? 0.0 : (group - 1) * cache_B;
 
   AttentionCost cost;
   cost.flops = 4 * b * n * len * h;
   cost.bytes_B = cache_B + q_o_B;
   cost.math_s = cost.flops / peak;
-  cost.memory_s = cache_B * l2_hit / l2_Bps + (cache_B * (1 - l2_hit) + q_o_B) / hbm_Bps;
-  const double head_groups = b * kv * std::ceil(n / kv / kDecodeGroupHeads);
-  const double fixed_s = c[d_overhead] + std::ceil(head_groups / sms) * c[d_cta_overhead];
+  cost.memory_s = (cache_B * l2_hit + reread_B) / (bw * c[d_l2_speedup]) +
+                  (cache_B * (1 - l2_hit) + q_o_B) / (bw * c[d_memory_fraction]);
+  const double ctas = shared ? b * kv * std::ceil(group / kDecodeGroupHeads) : b * n;
+  const double cta_s = c[d_cta_overhead] + (shape.kv_dtype == "fp8" ? c[d_fp8_cta] : 0.0);
+  const double fixed_s = c[d_overhead] + std::ceil(ctas / gpu.sms) * cta_s;
   cost.time_s = fixed_s + std::max(cost.memory_s, cost.math_s);
   // Floor: FLOPs at the dense peak, and the bytes beyond the L2 capacity at the datasheet HBM
   // bandwidth (bytes that fit in L2 may be served from it: the tables replay without a flush).
@@ -160,10 +164,10 @@ const std::vector<KernelParameter>& attention_parameters(KernelFamily phase) {
   static const std::vector<KernelParameter> decode = {
       {"overhead_s", "fixed time of one decode attention op (launch, KV append), s", 0, 1e-3, 8e-6},
       {"memory_fraction", "share of HBM bandwidth the KV-cache read sustains with every SM busy", 0.05, 1, 0.7},
-      {"sm_share", "bandwidth one CTA streams, in multiples of the fair share (HBM bandwidth / SMs)", 1, 16, 1},
-      {"l2_speedup", "bandwidth of L2-resident KV bytes, in multiples of HBM bandwidth", 1, 20, 1},
+      {"fp8_cta_s", "extra time of one CTA wave with an fp8 KV cache (scales, conversion), s", 0, 1e-4, 5e-7},
+      {"l2_speedup", "bandwidth of L2-resident KV bytes and re-reads, in multiples of HBM bandwidth", 1, 20, 1},
       {"l2_fraction", "share of the L2 capacity a replayed KV cache keeps resident", 0.05, 1, 0.5},
-      {"cta_overhead_s", "time per wave of (sequence, 8 query heads of a KV head) CTAs: Q load, merge, O store, s", 0,
+      {"cta_overhead_s", "time of one wave of CTAs (sequence, KV head, 8 query heads): Q load, merge, O store, s", 0,
        1e-4, 1.5e-6},
   };
   if (phase == KernelFamily::decode) return decode;

@@ -90,13 +90,13 @@ TEST_CASE("attention parameters: five for prefill, six for decode, priors inside
 }
 
 TEST_CASE("decode: the KV-cache read at the bandwidth fraction dominates") {
-  // overhead 5 us, memory_fraction 0.5, sm_share 1, l2_speedup 1, l2_fraction 0.5, cta 1 us.
-  const KernelConstants c{{5e-6, 0.5, 1, 1, 0.5, 1e-6}};
+  // overhead 5 us, memory_fraction 0.5, fp8_cta 0, l2_speedup 1, l2_fraction 0.5, cta 1 us.
+  const KernelConstants c{{5e-6, 0.5, 0, 1, 0.5, 1e-6}};
   // b 8, kv_heads 8, heads 8, 16384 cached, head_dim 128, bf16:
   // cache = 2 x 8 x 8 x 16384 x 128 x 2 B = 536,870,912 B; Q + O = 2 x 8 x 8 x 128 x 2 = 32,768 B.
-  // CTAs = 8 x 8 x ceil(16384 / 128) = 8192 >= 100 SMs: HBM at min(0.5 x 1e12, 100 x 1 x 1e12 / 100) = 5e11 B/s.
+  // No L2: all from HBM at 0.5 x 1e12 = 5e11 B/s.
   // memory = 536,903,680 / 5e11 = 1.0738073600e-3 s; FLOPs = 4 x 8 x 8 x 16384 x 128 = 536,870,912 (0.54 us).
-  // head groups = 8 x 8 x ceil(1 / 8) = 64: one wave of 1 us. time = 5 + 1 + 1073.80736 us.
+  // CTAs = 8 sequences x 8 KV heads x ceil(1 / 8) = 64 <= 100 SMs: one wave of 1 us. time = 5 + 1 + 1073.80736 us.
   const AttentionCost cost = attention_cost(attn_round_gpu(), c, decode_shape(8, 16384, 8, 8, 128));
   CHECK(cost.bytes_B == Approx(536903680.0));
   CHECK(cost.flops == Approx(536870912.0));
@@ -113,17 +113,30 @@ TEST_CASE("decode: the KV-cache read at the bandwidth fraction dominates") {
   SECTION("a cache that fits in L2 moves at l2_speedup and breaks the HBM floor") {
     // L2 1 GiB, l2_fraction 1: hit = min(1, 2^30 / 536,870,912) = 1; L2 at 4 x 1e12 B/s.
     // memory = 536,870,912 / 4e12 + 32,768 / 5e11 = 134.217728 + 0.065536 us = 134.283264 us.
-    const KernelConstants l2{{5e-6, 0.5, 1, 4, 1, 1e-6}};
+    const KernelConstants l2{{5e-6, 0.5, 0, 4, 1, 1e-6}};
     const AttentionCost in_l2 = attention_cost(attn_round_gpu(1024 * MiB), l2, decode_shape(8, 16384, 8, 8, 128));
     CHECK(in_l2.memory_s == Approx(1.34283264e-4));
     // No byte must come from HBM: the floor is the FLOPs at the dense peak, 536,870,912 / 1e15.
     CHECK(in_l2.floor_s == Approx(5.36870912e-7));
     CHECK(in_l2.time_s >= in_l2.floor_s);
   }
-  SECTION("too few CTAs for the SMs stream at sm_share of the per-SM share") {
-    // b 1, kv 1, 256 cached: CTAs = 1 x 1 x 2 = 2; HBM at min(5e11, 2 x 1 x 1e12 / 100 = 2e10) B/s.
-    // cache = 2 x 256 x 128 x 2 = 131,072 B; Q + O = 2 x 1 x 128 x 2 = 512 B: 131,584 / 2e10 = 6.5792 us.
-    CHECK(attention_cost(attn_round_gpu(), c, decode_shape(1, 256, 1, 1, 128)).memory_s == Approx(6.5792e-6));
+  SECTION("more than 32 query heads per KV head re-read the cache from L2") {
+    // b 1, 1024 cached, 64 heads on 1 KV head, l2_speedup 4, no L2 capacity known (hit 0):
+    // cache = 2 x 1024 x 128 x 2 = 524,288 B; 63 re-reads = 33,030,144 B at 4e12 = 8.257536 us;
+    // cache + Q, O (2 x 64 x 128 x 2 = 32,768 B) from HBM: 557,056 / 5e11 = 1.114112 us.
+    const KernelConstants reread{{5e-6, 0.5, 0, 4, 0.5, 1e-6}};
+    CHECK(attention_cost(attn_round_gpu(), reread, decode_shape(1, 1024, 64, 1, 128)).memory_s == Approx(9.371648e-6));
+    // 32 heads share one read: (524,288 + 16,384) / 5e11 = 1.081344 us.
+    CHECK(attention_cost(attn_round_gpu(), reread, decode_shape(1, 1024, 32, 1, 128)).memory_s == Approx(1.081344e-6));
+  }
+  SECTION("CTA waves, with the fp8-cache surcharge") {
+    // b 256, 16 cached, 8 heads on 8 KV heads, fp8: CTAs = 256 x 8 x 1 = 2048: ceil(2048 / 100) = 21
+    // waves of 1 + 2 us = 63 us. cache = 2 x 256 x 8 x 16 x 128 x 1 = 8,388,608 B; Q, O = 2 x 256 x 8
+    // x 128 x 2 = 1,048,576 B: 9,437,184 / 5e11 = 18.874368 us. time = 5 + 63 + 18.874368 us.
+    const KernelConstants fp8{{5e-6, 0.5, 2e-6, 1, 0.5, 1e-6}};
+    const AttentionCost waves = attention_cost(attn_round_gpu(), fp8, decode_shape(256, 16, 8, 8, 128, "fp8"));
+    CHECK(waves.time_s == Approx(8.6874368e-5));
+    CHECK(waves.bound == "overhead");
   }
 }
 
@@ -171,12 +184,12 @@ TEST_CASE("attention: the C++ port reproduces the Python prototype's predictions
       {1.3115797200692228e-05, 0.8686167238571153, 159.19286751765148, 3.374325699210392e-06, 0.6287536723995845}};
   const KernelConstants prefill_l40s_fp8{
       {7.181326221558691e-06, 0.1763313374368106, 1.595394418505197e-14, 4.1896140100262515e-06, 0.9999999999999999}};
-  const KernelConstants decode_b200{{9.813247251280008e-06, 0.9149693955129001, 1.0016091379340861,
-                                     1.0216017166973963, 0.25198350506145356, 1.2533532189000744e-06}};
-  const KernelConstants decode_h100{{6.926461863937618e-06, 0.8269190737087195, 1.0000000000000002,
-                                     1.0000000000000002, 0.05000000000000001, 1.438419329204902e-06}};
-  const KernelConstants decode_l40s{{6.5562331990133355e-06, 0.7684656262804977, 2.023893528912402,
-                                     1.4587643612268861, 0.6562321446349907, 2.368324738982966e-06}};
+  const KernelConstants decode_b200{{9.935450993858856e-06, 0.9159350069075103, 8.570079157235958e-17,
+                                     1.0000000000095541, 0.3100635789943992, 1.2244930034177592e-06}};
+  const KernelConstants decode_h100{{7.4132992435988385e-06, 0.8263530877678107, 1.2099039607274192e-18,
+                                     1.4684935046127312, 0.05000000000002191, 1.2294809794271212e-06}};
+  const KernelConstants decode_l40s{{7.56622132555258e-06, 0.7722854458981059, 2.5218916590081746e-06,
+                                     2.383283046166448, 0.3681643663980929, 6.560041307411824e-07}};
   const double eps = 1e-9;
   CHECK(attention_cost(h100, prefill_h100, prefill_shape(32, 512, 4, 1, 192)).time_s ==
         Approx(8.578660500804138e-05).epsilon(eps));
@@ -187,13 +200,17 @@ TEST_CASE("attention: the C++ port reproduces the Python prototype's predictions
   CHECK(attention_cost(a100, prefill_a100, prefill_shape(3, 1000, 40, 8, 128)).time_s ==
         Approx(0.0003322575439294139).epsilon(eps));
   CHECK(attention_cost(b200, decode_b200, decode_shape(512, 1023, 16, 2, 512, "fp8")).time_s ==
-        Approx(0.000166951723744904).epsilon(eps));
+        Approx(0.00016671974844169153).epsilon(eps));
   CHECK(attention_cost(l40s, decode_l40s, decode_shape(128, 7, 128, 8, 256, "fp8")).time_s ==
-        Approx(7.026158540784179e-05).epsilon(eps));
+        Approx(8.216059794303874e-05).epsilon(eps));
   CHECK(attention_cost(l40s, decode_l40s, decode_shape(64, 16383, 32, 8, 128)).time_s ==
-        Approx(0.00643890280087357).epsilon(eps));
+        Approx(0.0064105989524970534).epsilon(eps));
   CHECK(attention_cost(h100, decode_h100, decode_shape(2, 65535, 8, 1, 128)).time_s ==
-        Approx(3.2429143183802973e-05).epsilon(eps));
+        Approx(3.24733411732342e-05).epsilon(eps));
+  CHECK(attention_cost(h100, decode_h100, decode_shape(4, 8191, 96, 1, 128)).time_s ==
+        Approx(0.00034076521907528264).epsilon(eps));
+  CHECK(attention_cost(l40s, decode_l40s, decode_shape(8, 2047, 64, 1, 64, "fp8")).time_s ==
+        Approx(8.562333724310236e-05).epsilon(eps));
 }
 
 TEST_CASE("attention: bad shapes, dtypes and constants are refused") {
