@@ -65,7 +65,7 @@ struct GpuModel {
   double memory_B = 0;
   double memory_Bps = 0;
   int sms = 0;                  ///< streaming multiprocessors (thread blocks of one wave)
-  double l2_B = 0;              ///< L2 cache (0: not stated)
+  double l2_B = 0;              ///< L2 cache capacity; 0 when the datasheet entry does not state it
   std::map<std::string, MathRate> math;  ///< by dtype key, e.g. "fp16_tensor"
   CopyModel copy;
   double tdp_W = 0;             ///< board power limit (datasheet "max TDP"); 0 when not stated
