@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "compute/attention_model.hpp"
 #include "compute/gemm_model.hpp"
 #include "util/text.hpp"
 
@@ -62,13 +63,41 @@ const std::string& gemm_recipe(const std::string& dtype) { return dtype; }
 /// timed that recipe on this architecture, else the architecture's bf16 group (the same tiles,
 /// pipeline and clock behaviour, at the dtype's own datasheet peak: an assumption docs/validation.md
 /// lists), else none.
-const KernelConstants& gemm_constants(const ComputeModel& model, const std::string& dtype) {
-  for (const std::string& group : {kernel_group_key(KernelFamily::gemm, dtype), kernel_group_key(KernelFamily::gemm, "bf16")}) {
+const KernelConstants& family_constants(const ComputeModel& model, KernelFamily family, const std::string& dtype) {
+  for (const std::string& group : {kernel_group_key(family, dtype), kernel_group_key(family, "bf16")}) {
     auto it = model.kernels.find(group);
     if (it != model.kernels.end()) return it->second;
   }
-  throw std::invalid_argument("the " + model.name + " compute model has no fitted GEMM constants (no gemm/" + dtype +
-                              " or gemm/bf16 group in models/compute.json; topsim calibrate --kernels solves them)");
+  throw std::invalid_argument("the " + model.name + " compute model has no fitted " + family_name(family) +
+                              " constants (no " + kernel_group_key(family, dtype) + " or " +
+                              kernel_group_key(family, "bf16") +
+                              " group in models/compute.json; topsim calibrate --kernels solves them)");
+}
+
+/// A fused attention kernel of a workload as the attention model's shape. One query per head
+/// (m = 1) is a decode step over n cached keys, its heads in groups of `group` per KV head.
+/// Otherwise a prefill of m queries attending to n keys each on average: a causal square of
+/// q = sqrt(2 m n) tokens has the same query-key pairs (q = s for a causal s x s, n = s / 2),
+/// the form the prefill model times; a bidirectional encoder's s x s becomes q = sqrt(2) s.
+AttentionShape attention_shape(const Kernel& kernel) {
+  AttentionShape a;
+  a.head_dim = kernel.k;
+  a.dtype = kernel.dtype == "fp8" ? "fp8" : kernel.dtype;
+  a.kv_dtype = kernel.dtype == "fp8" ? "fp8" : kernel.dtype;
+  if (kernel.m == 1) {
+    a.phase = KernelFamily::decode;
+    a.batch = kernel.batch / kernel.group;
+    a.heads = kernel.group;
+    a.kv_heads = 1;
+    a.q_len = 1;
+    a.kv_len = kernel.n;
+    a.dtype = kernel.dtype == "fp8" ? "bf16" : a.dtype;  // decode math stays 16-bit (fp8 KV cache)
+  } else {
+    a.phase = KernelFamily::prefill;
+    a.batch = kernel.batch;
+    a.q_len = a.kv_len = std::sqrt(2 * kernel.m * kernel.n);
+  }
+  return a;
 }
 
 }  // namespace
@@ -100,7 +129,6 @@ KernelCost kernel_cost(const GpuModel& gpu, const ComputeModel& model, const Ker
   if (!why.empty()) throw std::invalid_argument(why);
   KernelCost cost;
   std::string gemm_bound;  // what binds inside the GEMM model's time
-  const double size_B = dtype_size_B(kernel.dtype);
   const double bandwidth_Bps = gpu.memory_Bps * model.memory_efficiency;
 
   if (kernel.kind == Kernel::Kind::memory) {
@@ -113,23 +141,22 @@ KernelCost kernel_cost(const GpuModel& gpu, const ComputeModel& model, const Ker
     if (!(kernel.m > 0 && kernel.n > 0 && kernel.k > 0 && kernel.batch > 0))
       throw std::invalid_argument("attention needs m, n, k and batch > 0");
     if (kernel.sparse) throw std::invalid_argument("2:4 sparsity applies to gemm and conv kernels, not attention");
-    if (!(model.attention_efficiency > 0))
-      throw std::invalid_argument("the " + model.name + " compute model has no attention_efficiency (no fused attention model)");
-    // Flash attention tiles over queries and keys; its rate is one fitted fraction of peak.
-    cost.efficiency = model.attention_efficiency;
-    cost.flops = 4 * kernel.m * kernel.n * kernel.k * kernel.batch;
-    const double peak_flops_per_s = gpu.math.at(math_key(gpu, kernel.dtype)).dense_flops_per_s;
-    cost.math_s = cost.flops / (peak_flops_per_s * cost.efficiency);
-    cost.bytes_B = kernel.bytes_B > 0 ? kernel.bytes_B : 2 * (kernel.m + kernel.n) * kernel.k * kernel.batch * size_B;
-    cost.memory_s = cost.bytes_B / bandwidth_Bps;
-    cost.floor_s = std::max(cost.flops / peak_flops_per_s, cost.bytes_B / gpu.memory_Bps);
+    const AttentionShape shape = attention_shape(kernel);
+    const AttentionCost a = attention_cost(gpu, family_constants(model, shape.phase, shape.dtype), shape);
+    cost.flops = a.flops;
+    cost.math_s = a.time_s;
+    cost.bytes_B = kernel.bytes_B > 0 ? kernel.bytes_B : a.bytes_B;
+    cost.memory_s = kernel.bytes_B > 0 ? kernel.bytes_B / bandwidth_Bps : a.memory_s;
+    cost.floor_s = kernel.bytes_B > 0 ? std::max(a.floor_s, kernel.bytes_B / gpu.memory_Bps) : a.floor_s;
+    cost.efficiency = cost.flops / (gpu.math.at(math_key(gpu, kernel.dtype)).dense_flops_per_s * cost.math_s);
+    gemm_bound = a.bound == "overhead" ? "launch" : a.bound;
   } else {
     if (!(kernel.m > 0 && kernel.n > 0 && kernel.k > 0 && kernel.batch > 0))
       throw std::invalid_argument("a GEMM needs m, n, k and batch > 0");
     if (kernel.bytes_B < 0) throw std::invalid_argument("bytes_B may not be negative");
     if (kernel.sparse && !(model.sparse_speedup > 1))
       throw std::invalid_argument("the " + model.name + " compute model has no sparse_speedup (no 2:4 sparse path)");
-    const KernelConstants& constants = gemm_constants(model, kernel.dtype);
+    const KernelConstants& constants = family_constants(model, KernelFamily::gemm, kernel.dtype);
     GemmShape shape{kernel.m, kernel.n, kernel.k, gemm_recipe(kernel.dtype), kernel.batch};
     const GemmCost g = gemm_cost(gpu, constants, shape, kernel.sparse ? model.sparse_speedup : 1,
                                  &gpu.math.at(math_key(gpu, kernel.dtype)));

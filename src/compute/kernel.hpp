@@ -13,13 +13,15 @@ struct Kernel {
     gemm,    ///< C[m x n] = A[m x k] B[k x n]; B is the weight operand (the one 2:4 sparsity prunes)
     conv,    ///< a convolution as an implicit GEMM of that shape (conv_efficiency applies)
     memory,  ///< streaming: bytes_B read plus written, no math worth counting
-    /// fused (flash) attention: batch independent heads, m queries against n keys of depth k
-    /// (4 m n k flops: scores and context); math at attention_efficiency, Q, K, V, O once each
+    /// fused (flash) attention: batch independent (sequence, head) pairs, m queries against n
+    /// keys each on average, head dimension k; m = 1 is a decode step over n cached keys. Timed
+    /// by the attention model (compute/attention_model.hpp).
     attention,
   };
   Kind kind = Kind::gemm;
   double m = 0, n = 0, k = 0;  ///< GEMM shape (gemm, conv)
   double batch = 1;            ///< independent GEMMs of that shape in one kernel (attention heads)
+  double group = 1;            ///< attention: query heads sharing one KV head (GQA/MQA; 1 for MHA)
   std::string dtype = "fp16";  ///< math type: fp64, fp32, tf32, fp16, bf16, fp8, int8
   bool sparse = false;         ///< B is 2:4 structured sparse: sparse tensor cores, compressed B
   /// memory: bytes read plus written. gemm, conv: 0 means A and B read once and C written once
@@ -31,7 +33,7 @@ struct KernelCost {
   double time_s = 0;       ///< max(math_s, memory_s, launch)
   double math_s = 0;       ///< flops at the achieved math rate of this shape
   double memory_s = 0;     ///< bytes at the achieved memory bandwidth
-  double flops = 0;        ///< 2 m n k batch (gemm, conv), 4 m n k batch (attention); 0 for memory kernels
+  double flops = 0;        ///< 2 m n k batch (gemm, conv), the attention model's count; 0 for memory kernels
   double bytes_B = 0;      ///< memory traffic assumed
   double efficiency = 0;   ///< fraction of the dtype's peak (dense or sparse) this shape's math reaches
   std::string bound;       ///< "math", "memory" or "launch"

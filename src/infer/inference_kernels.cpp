@@ -53,9 +53,10 @@ class PassBuilder {
   /// Fused attention: `batch` heads of m queries against n keys of depth k; bytes_B 0 means Q,
   /// K, V and O once each.
   void attention(const std::string& name, double m, double n, double k, double batch, double bytes_B,
-                 double count) {
+                 double count, double group = 1) {
     Kernel kernel;
     kernel.kind = Kernel::Kind::attention;
+    kernel.group = group;
     kernel.m = m;
     kernel.n = n;
     kernel.k = k;
@@ -289,7 +290,7 @@ InferencePass transformer_decode_step(const TransformerSpec& model, const Infere
       // heads of a group) and the query and output.
       const double kv_read_B = shape.batch * context * 2 * kv_heads * d * b.act_B();
       const double qo_B = 2 * shape.batch * heads * d * b.act_B();
-      b.attention("attention", 1, context, d, shape.batch * heads, kv_read_B + qo_B, L);
+      b.attention("attention", 1, context, d, shape.batch * heads, kv_read_B + qo_B, L, heads / kv_heads);
     } else {
       add_eager_attention(b, shape.batch * heads, 1, context, d, tokens * heads * d, L);
     }
