@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -48,7 +49,8 @@ std::vector<std::string> read_pci_device_ids(ObjectReader& r, SourcedParameters&
 
 const std::vector<std::string>& known_dtypes() {
   static const std::vector<std::string> dtypes = {"fp64", "fp64_tensor", "fp32", "tf32_tensor", "fp16",
-                                                  "fp16_tensor", "bf16_tensor", "fp8_tensor", "int8_tensor"};
+                                                  "fp16_tensor", "bf16_tensor", "fp8_tensor", "fp4_tensor",
+                                                  "int8_tensor"};
   return dtypes;
 }
 
@@ -71,6 +73,43 @@ std::map<std::string, MathRate> read_math(ObjectReader& r, SourcedParameters& pa
     rate.finish();
   }
   return rates;
+}
+
+/// "clocks": {"base": "1095MHz", "boost": "1410MHz", "tensor": "1830MHz"}: SM clocks of the datasheet;
+/// base <= boost, and the tensor clock (optional) no more than boost.
+std::string mhz_text(double clock_Hz) {
+  double mhz = clock_Hz / 1e6;
+  return (mhz == std::round(mhz) ? fixed(mhz, 0) : shortest(mhz)) + " MHz";
+}
+
+void read_clocks(ObjectReader& r, GpuModel& m, SourcedParameters& params) {
+  SourceRef at = r.at("clocks");
+  ObjectReader c(r.required("clocks"), at);
+  SourcedParameters::Prefix scope(params, "clocks");
+  m.base_clock_Hz = params.quantity(c, "base", Quantity::frequency);
+  m.boost_clock_Hz = params.quantity(c, "boost", Quantity::frequency);
+  if (m.boost_clock_Hz < m.base_clock_Hz)
+    fail(at.at("boost"), "boost clock (" + mhz_text(m.boost_clock_Hz) + ") is below the base clock (" +
+                             mhz_text(m.base_clock_Hz) + ")");
+  if (auto tensor = params.optional_quantity(c, "tensor", Quantity::frequency)) {
+    m.tensor_clock_Hz = *tensor;
+    if (m.tensor_clock_Hz > m.boost_clock_Hz)
+      fail(at.at("tensor"), "tensor clock (" + mhz_text(m.tensor_clock_Hz) + ") is above the boost clock (" +
+                                mhz_text(m.boost_clock_Hz) + ")");
+  }
+  c.finish();
+}
+
+// "8.0", "12.0": CUDA compute capability as major.minor (digits, a dot, one digit).
+std::string read_compute_capability(ObjectReader& r, SourcedParameters& params) {
+  std::string cc = params.string(r, "compute_capability");
+  std::size_t dot = cc.find('.');
+  auto digits = [](const std::string& s) {
+    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
+  };
+  bool ok = dot != std::string::npos && digits(cc.substr(0, dot)) && cc.size() == dot + 2 && digits(cc.substr(dot + 1));
+  if (!ok) fail(r.at("compute_capability"), "expected a CUDA compute capability like \"8.0\" or \"12.0\", got '" + cc + "'");
+  return cc;
 }
 
 /// "mig": {"memory_slices": 8, "profiles": {"1g.5gb": {"sms", "memory", "memory_slices", "instances"}}}:
@@ -132,6 +171,9 @@ GpuModel read_gpu(const std::string& name, const Json& value, const SourceRef& w
       mem.finish();
     }
     m.sms = params.integer(r, "sms", 1, 1024);  // thread blocks of one wave (compute model)
+    read_clocks(r, m, params);
+    m.l2_B = params.quantity(r, "l2", Quantity::size);
+    m.compute_capability = read_compute_capability(r, params);
     m.math = read_math(r, params);
     {
       ObjectReader copy(r.required("copy"), r.at("copy"));
@@ -142,7 +184,7 @@ GpuModel read_gpu(const std::string& name, const Json& value, const SourceRef& w
       m.copy.bidirectional_Bps = params.optional_quantity(copy, "bidirectional_bandwidth", Quantity::bandwidth);
       copy.finish();
     }
-    if (auto tdp = params.optional_quantity(r, "tdp", Quantity::power)) m.tdp_W = *tdp;
+    m.tdp_W = params.quantity(r, "tdp", Quantity::power);
     read_mig(r, m, params);
     m.pci_device_ids = read_pci_device_ids(r, params);
     if (r.has("device_names")) {

@@ -65,10 +65,16 @@ struct GpuModel {
   double memory_B = 0;
   double memory_Bps = 0;
   int sms = 0;                  ///< streaming multiprocessors (thread blocks of one wave)
-  double l2_B = 0;              ///< L2 cache capacity; 0 when the datasheet entry does not state it
-  std::map<std::string, MathRate> math;  ///< by dtype key, e.g. "fp16_tensor"
+  double base_clock_Hz = 0;     ///< datasheet base (guaranteed) SM clock; <= boost_clock_Hz
+  double boost_clock_Hz = 0;    ///< datasheet maximum boost SM clock (cudaDeviceProp::clockRate)
+  /// Clock at which the datasheet's tensor peaks are reached, where a source states one
+  /// (below boost on Hopper and Blackwell); 0 when not stated.
+  double tensor_clock_Hz = 0;
+  double l2_B = 0;              ///< L2 cache, bytes
+  std::string compute_capability;  ///< CUDA compute capability, "8.0", "12.0"
+  std::map<std::string, MathRate> math;  ///< by dtype key, e.g. "fp16_tensor", "fp4_tensor"
   CopyModel copy;
-  double tdp_W = 0;             ///< board power limit (datasheet "max TDP"); 0 when not stated
+  double tdp_W = 0;             ///< board power limit (datasheet "max TDP"); > 0, required
   int mig_memory_slices = 0;    ///< memory slices MIG divides the GPU into; 0: no MIG
   std::vector<MigProfile> mig_profiles;  ///< in the guide's order; empty: no MIG
   std::vector<std::string> pci_device_ids;  ///< "0x20b5", as NCCL's topology XML prints them

@@ -34,12 +34,14 @@ const UnitTable& units_of(Quantity kind) {
                                       {"FLOP/s", 1.0},  {"kFLOP/s", 1e3},  {"MFLOP/s", 1e6},
                                       {"GFLOP/s", 1e9}, {"TFLOP/s", 1e12}, {"PFLOP/s", 1e15}};
   static const UnitTable power = {{"W", 1.0}, {"kW", 1e3}};
+  static const UnitTable frequency = {{"Hz", 1.0}, {"kHz", 1e3}, {"MHz", 1e6}, {"GHz", 1e9}};
   switch (kind) {
     case Quantity::bandwidth: return bandwidth;
     case Quantity::time: return time;
     case Quantity::size: return size;
     case Quantity::flop_rate: return flop_rate;
     case Quantity::power: return power;
+    case Quantity::frequency: return frequency;
   }
   return size;
 }
@@ -51,6 +53,7 @@ const char* name_of(Quantity kind) {
     case Quantity::size: return "size";
     case Quantity::flop_rate: return "FLOP rate";
     case Quantity::power: return "power";
+    case Quantity::frequency: return "frequency";
   }
   return "quantity";
 }
@@ -62,6 +65,7 @@ const char* example_of(Quantity kind) {
     case Quantity::size: return "80GiB";
     case Quantity::flop_rate: return "312TFLOPS";
     case Quantity::power: return "400W";
+    case Quantity::frequency: return "1410MHz";
   }
   return "";
 }

@@ -1,6 +1,6 @@
 #pragma once
 // Quantities with units at the boundary ("25GBps", "1.9us", "200Gbps", "80GiB", "312TFLOPS").
-// Inside topsim every quantity is a double in SI units: bytes, seconds, bytes/s, FLOP/s.
+// Inside topsim every quantity is a double in SI units: bytes, seconds, bytes/s, FLOP/s, Hz.
 #include <string>
 #include <string_view>
 
@@ -13,13 +13,14 @@ constexpr double kMiB = 1048576.0;      ///< bytes per MiB (2^20)
 constexpr double kMs = 1e-3;            ///< seconds per millisecond
 constexpr double kUs = 1e-6;            ///< seconds per microsecond
 
-enum class Quantity { bandwidth, time, size, flop_rate, power };
+enum class Quantity { bandwidth, time, size, flop_rate, power, frequency };
 
 /// Parses "<number><unit>" (spaces allowed between them) into SI units.
 /// bandwidth: Bps kBps KBps MBps GBps TBps KiBps MiBps GiBps TiBps bps kbps Kbps Mbps Gbps Tbps
 ///            (also written "GB/s", "Gb/s"); decimal prefixes are powers of 1000, binary of 1024.
 /// time: s ms us ns ps.  size: B kB KB MB GB TB KiB MiB GiB TiB.
 /// flop_rate: FLOPS kFLOPS MFLOPS GFLOPS TFLOPS PFLOPS (also "TFLOP/s").  power: W kW.
+/// frequency: Hz kHz MHz GHz (clock rates).
 /// Throws ParseError with the valid units (and the closest one) when the text is not understood.
 /// Rates and sizes must be > 0, times >= 0.
 double parse_quantity(std::string_view text, Quantity kind);

@@ -184,7 +184,7 @@ TEST_CASE("gpu swap: a board without NVLink takes any GPU as a PCIe card, links 
 TEST_CASE("gpu swap: refused when the board's NVLinks are another generation, when the GPU has none, or unknown") {
   CHECK(swap_error(bundled_spec("dgx-h100"), "a800") ==
         "--gpu a800 speaks nvlink3; dgx-h100's NVSwitches speak nvlink4; GPUs that fit this board: gh200, gh200-144gb, "
-        "h100, h100-pcie, h200, h800");
+        "h100, h100-pcie, h20, h200, h800");
   CHECK(swap_error(bundled_spec("dgx1-v100"), "a100") ==
         "--gpu a100 speaks nvlink3; dgx1-v100's GPUs are joined by nvlink2; GPUs that fit this board: v100, v100-sxm3");
   // A PCIe card has no place on an SXM board: its NVSwitches would be left without a GPU end.

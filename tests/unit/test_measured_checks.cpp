@@ -35,10 +35,12 @@ TEST_CASE("A printed name finds its model, else the models of the same chip", "[
 }
 
 TEST_CASE("Every bundled GPU model has device names, each printed by one model only", "[gpu_names]") {
+  // No source read for these prints the name nvidia-smi gives them (issue 48 added them without one).
+  const std::set<std::string> unnamed = {"h20", "rtx-pro-6000-bse", "rtx5090"};
   std::map<std::string, std::string> owner;
   for (const auto& [name, model] : catalog().gpus()) {
     INFO(name);
-    CHECK_FALSE(model.device_names.empty());
+    CHECK(model.device_names.empty() == (unnamed.count(name) == 1));
     for (const std::string& printed : model.device_names) {
       auto [at, fresh] = owner.emplace(normalised_gpu_name(printed), name);
       INFO(printed << " is also " << at->second << "'s");

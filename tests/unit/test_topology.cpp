@@ -88,8 +88,9 @@ TEST_CASE("topology: each wiring error has its own message") {
         "tiny.json:/links/0/b: unknown device 'gpu9' (did you mean 'gpu0'?); known: cpu0, gpu0, gpu1, pcie0");
   CHECK(tiny_error("\"model\": \"v100\"}", "\"model\": \"v1000\"}") ==
         "tiny.json:/devices/0/model: unknown GPU model 'v1000' (did you mean 'v100'?); known: a10, a100, a100-80gb, "
-        "a100-pcie, a100-pcie-80gb, a30, a6000, a800, b200, b200-sxm, b300, gb300, gh200, gh200-144gb, h100, h100-pcie, h200, "
-        "h800, l4, l40s, p100, rtx2080ti, rtx3090, rtx4090, rtx6000-ada, t4, v100, v100-pcie, v100-sxm3");
+        "a100-pcie, a100-pcie-80gb, a30, a6000, a800, b200, b200-sxm, b300, gb300, gh200, gh200-144gb, h100, h100-pcie, h20, "
+        "h200, h800, l4, l40s, p100, rtx-pro-6000-bse, rtx2080ti, rtx3090, rtx4090, rtx5090, rtx6000-ada, t4, v100, v100-pcie, "
+        "v100-sxm3");
   CHECK(tiny_error("\"count\": 2", "\"count\": 7") == "tiny.json:/links/0: gpu0 (v100) would have 7 NVLinks; its model v100 has 6");
   CHECK(tiny_error("\"model\": \"nvlink2\"", "\"model\": \"nvlink3\"") == "tiny.json:/links/0/model: gpu0 (v100) speaks nvlink2, not nvlink3");
   CHECK(tiny_error("{\"a\": \"gpu0\", \"b\": \"pcie0\", \"model\": \"pcie3-x16\"}",

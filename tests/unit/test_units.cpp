@@ -43,6 +43,15 @@ TEST_CASE("units: times, sizes and FLOP rates") {
   CHECK(parse_flop_rate("19.5 TFLOP/s") == Approx(19.5e12));
 }
 
+TEST_CASE("units: clock frequencies") {
+  CHECK(parse_quantity("1410MHz", Quantity::frequency) == 1410e6);
+  CHECK(parse_quantity("1.98 GHz", Quantity::frequency) == Approx(1.98e9));
+  CHECK(parse_quantity("1480.5MHz", Quantity::frequency) == Approx(1480.5e6));
+  CHECK(parse_error("1410", Quantity::frequency) ==
+        "'1410' has no unit; write a frequency like '1410MHz' (units: Hz, kHz, MHz, GHz)");
+  CHECK(parse_error("0GHz", Quantity::frequency) == "frequency must be positive, got '0GHz'");
+}
+
 TEST_CASE("units: errors name the problem and the valid units") {
   CHECK(parse_error("25Gbs", Quantity::bandwidth) ==
         "unknown bandwidth unit 'Gbs' in '25Gbs' (did you mean 'Gbps'?); valid: Bps, kBps, KBps, MBps, GBps, TBps, "
