@@ -1,6 +1,7 @@
 // topsim validate --kernels: the kernel model against measured kernel tables, per GPU, family,
 // dtype and size class: in-sample with the committed constants (calibration), and held out by
 // a k-fold over shapes (check).
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <limits>
@@ -69,6 +70,13 @@ std::string kernel_validation_report(Context& context, const KernelCommandArgs& 
       }
     }
   }
+  // By GPU, then gemm, prefill, decode; dtypes and classes in the order read.
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    auto rank = [](const std::string& family) {
+      return family == family_name(KernelFamily::gemm) ? 0 : family == family_name(KernelFamily::prefill) ? 1 : 2;
+    };
+    return std::make_pair(a[0], rank(a[1])) < std::make_pair(b[0], rank(b[1]));
+  });
   Table table({{"gpu"}, {"family"}, {"dtype"}, {"class"}, {"rows"}, {"calibration_pct", 1}, {"check_pct", 1},
                {"check_median_pct", 1}, {"check_worst_pct", 1}, {"worst_row"}});
   // Headlines first, then the size classes (attention's class is its phase: the headline again).

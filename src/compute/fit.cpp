@@ -61,6 +61,7 @@ class Fitter {
     FitResult result;
     std::vector<double> r = residuals(x);
     double loss = total(r);
+    result.start_loss = loss;
     double damping = kFitDampingStart;
     int rejections = 0;
     std::vector<std::vector<double>> jacobian(count, std::vector<double>(p_.rows));

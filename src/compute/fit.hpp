@@ -22,7 +22,8 @@ struct FitProblem {
 
 struct FitResult {
   std::vector<double> values;
-  double loss = 0;      ///< sum over rows of rho(r) at `values`
+  double loss = 0;        ///< sum over rows of rho(r) at `values`
+  double start_loss = 0;  ///< the same at the start
   int iterations = 0;   ///< accepted steps
 };
 
