@@ -92,7 +92,7 @@ std::string kernel_validation_report(Context& context, const KernelCommandArgs& 
   Format format = args.format == "markdown" ? Format::table : parse_format(args.format);
   for (const std::string& note : groups.notes) std::cerr << "note: " << note << "\n";
   std::string about =
-      std::to_string(rows) + " kernel rows on " + std::to_string(gpus.size()) + " GPUs. Errors in the guide's metric, " +
+      std::to_string(rows) + " kernel rows on " + std::to_string(gpus.size()) + (gpus.size() == 1 ? " GPU" : " GPUs") + ". Errors in the guide's metric, " +
       "geo-mean(1+|error|)-1. calibration: every row with the committed constants of models/compute.json (in-sample). " +
       "check: " + std::to_string(args.folds) + "-fold by shape (fold = FNV-1a-64 of \"20261206|\" + the shape, mod " +
       std::to_string(args.folds) + "), each row predicted with constants fitted without its fold; median and worst " +
