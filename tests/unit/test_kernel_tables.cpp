@@ -231,3 +231,28 @@ TEST_CASE("models: compute.json \"kernels\" groups, checked against the family's
   CHECK(error(R"({"gemm/bf16": )" + gemm_group(first.name, std::to_string(first.upper * 2 + 1)) + "}")
             .rfind("c.json:/compute_models/ampere/kernels/gemm~1bf16/" + first.name + ": must be in [", 0) == 0);
 }
+
+TEST_CASE("kernel cross-validation: the same check predictions on 1 and 2 threads, each row held out of its own fit") {
+  // 12 bf16 GEMMs of the reference H100 table's kind on h100, from the family's priors.
+  std::string text = kGemmHeader;
+  for (int m : {1, 16, 128, 1024})
+    for (int n : {1024, 8192, 28672}) text += kH100 + "bfloat16," + std::to_string(m) + "," + std::to_string(n) + ",4096,1\n";
+  KernelTable table = parse_kernel_table(text, "g.csv");
+  KernelGroup group;
+  group.architecture = "hopper";
+  group.dtype = "bf16";
+  for (const KernelParameter& p : kernel_parameters(KernelFamily::gemm)) group.start.push_back(p.prior);
+  const GpuModel& h100 = catalog().gpu("h100", {});
+  // "Measured": the model's own time at the priors, scaled 1.1x, so that every fit has work to do.
+  for (const KernelTable::Row& row : table.rows) {
+    KernelSample sample{&h100, row.row};
+    sample.row.measured_s = 1.1 * predict_kernel_s(h100, KernelConstants{group.start}, row.row);
+    group.samples.push_back(sample);
+  }
+  std::vector<KernelGroup> groups = {group};
+  std::vector<std::vector<double>> one = cross_validated_times(groups, 3, 1);
+  std::vector<std::vector<double>> two = cross_validated_times(groups, 3, 2);
+  CHECK(one == two);
+  REQUIRE(one.at(0).size() == 12);
+  for (double t : one[0]) CHECK(t > 0);  // every row was in some fold and got a prediction
+}
