@@ -16,14 +16,10 @@ KernelFamily group_family(const std::string& key, const SourceRef& where) {
   for (KernelFamily family : {KernelFamily::gemm, KernelFamily::prefill, KernelFamily::decode}) {
     families.push_back(family_name(family));
     if (family_name(family) != family_text) continue;
-    // GEMM recipes are one list; attention takes what the kernel tables name (bf16, fp8, ...).
-    bool known = family == KernelFamily::gemm
-                     ? std::find(gemm_dtypes().begin(), gemm_dtypes().end(), dtype) != gemm_dtypes().end()
-                     : !dtype.empty() && dtype_from_table(dtype) == dtype;
-    if (!known)
+    const std::vector<std::string>& dtypes = family == KernelFamily::gemm ? gemm_dtypes() : attention_dtypes();
+    if (std::find(dtypes.begin(), dtypes.end(), dtype) == dtypes.end())
       fail(where, "unknown dtype '" + dtype + "' in group '" + key + "'; " + family_text + " groups are " +
-                      family_text + "/DTYPE with DTYPE one of " +
-                      (family == KernelFamily::gemm ? join(gemm_dtypes(), ", ") : std::string("bf16, fp16, fp8")));
+                      family_text + "/DTYPE with DTYPE one of " + join(dtypes, ", "));
     return family;
   }
   fail(where, "unknown kernel group '" + key + "'; keys are FAMILY/DTYPE with FAMILY one of " + join(families, ", ") +

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "io/io.hpp"
+#include "io/json_reader.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
 
@@ -133,13 +134,6 @@ KernelRow gemm_row(const RowReader& r) {
   return row;
 }
 
-// Attention math and KV-cache types: what the tables hold (bf16 everywhere, fp8 context FMHA and
-// fp8 KV caches); names outside it are refused before the model sees them.
-const std::vector<std::string>& attention_dtypes() {
-  static const std::vector<std::string> dtypes = {"bf16", "fp16", "fp8"};
-  return dtypes;
-}
-
 KernelRow attention_row(const RowReader& r) {
   KernelRow row;
   AttentionShape& a = row.attention;
@@ -164,6 +158,13 @@ KernelRow attention_row(const RowReader& r) {
 }
 
 }  // namespace
+
+// What the tables hold (bf16 everywhere, fp8 context FMHA and fp8 KV caches) and fp16; names
+// outside it are refused before the model sees them.
+const std::vector<std::string>& attention_dtypes() {
+  static const std::vector<std::string> dtypes = {"bf16", "fp16", "fp8"};
+  return dtypes;
+}
 
 KernelTable parse_kernel_table(const std::string& text, const std::string& path) {
   KernelTable table;

@@ -226,6 +226,9 @@ TEST_CASE("models: compute.json \"kernels\" groups, checked against the family's
   };
   CHECK(error(R"({"conv/bf16": {}})").rfind("c.json:/compute_models/ampere/kernels/conv~1bf16: unknown kernel group 'conv/bf16'", 0) == 0);
   CHECK(error(R"({"gemm/bf99": {}})").rfind("c.json:/compute_models/ampere/kernels/gemm~1bf99: unknown dtype 'bf99'", 0) == 0);
+  CHECK(error(R"({"prefill/int4_wo": {}})") ==
+        "c.json:/compute_models/ampere/kernels/prefill~1int4_wo: unknown dtype 'int4_wo' in group 'prefill/int4_wo'; "
+        "prefill groups are prefill/DTYPE with DTYPE one of bf16, fp16, fp8");
   CHECK(error(R"({"gemm/bf16": )" + gemm_group("made_up") + "}").find("made_up") != std::string::npos);
   const KernelParameter& first = parameters[0];
   CHECK(error(R"({"gemm/bf16": )" + gemm_group(first.name, std::to_string(first.upper * 2 + 1)) + "}")
