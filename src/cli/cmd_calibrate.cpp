@@ -4,6 +4,7 @@
 
 #include "cli/calibrate_measured.hpp"
 #include "cli/common.hpp"
+#include "cli/kernel_tables.hpp"
 #include "study/predictions.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
@@ -54,6 +55,7 @@ void add_calibrate_command(CLI::App& app, Context& context) {
     std::vector<std::string> files;
     int jobs = 1;
     bool quiet = false;
+    std::vector<std::string> kernels;  ///< --kernels FILE...: the kernel model's constants instead
   };
   auto args = std::make_shared<Args>();
   auto measured = std::make_shared<MeasuredCalibrationArgs>();
@@ -75,7 +77,25 @@ void add_calibrate_command(CLI::App& app, Context& context) {
       calibrate_cmd->add_option("--leave-out", measured->leave_out,
                                 "With --measured: hold out sizes MIN-MAX (64M-8G) and report the error on them"),
       calibrate_cmd->add_flag("--split", measured->split, "With --measured: hold out every other size and report the error on them")};
+  calibrate_cmd->add_option("--kernels", args->kernels,
+                            "Kernel tables (CSV): solve the kernel model's constants per architecture, family and dtype "
+                            "into models/compute.json \"kernels\" (rows on GPUs by their device column, or --gpu)")
+      ->check(CLI::ExistingFile);
   calibrate_cmd->callback([args, measured, with_measured, calibrate_cmd, &context]() {
+    if (!args->kernels.empty()) {
+      if (!measured->logs.empty() || !args->files.empty())
+        throw UsageError("--kernels solves the kernel constants; leave out --measured and validation files");
+      for (const CLI::Option* o : with_measured)
+        if (o->count() > 0 && o->get_name() != "--gpu") throw UsageError(o->get_name() + " applies to --measured LOG only");
+      KernelCommandArgs kernels;
+      kernels.files = args->kernels;
+      kernels.gpu = measured->gpu;
+      kernels.format = args->format;
+      kernels.threads = args->jobs;
+      kernels.check = args->check;
+      run_kernel_calibration(context, kernels);
+      return;
+    }
     if (!measured->logs.empty()) {
       if (args->check || !args->files.empty() || calibrate_cmd->count("--format") > 0)
         throw UsageError("--measured writes an overlay; leave out --check, --format and validation files");

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "cli/common.hpp"
+#include "cli/kernel_tables.hpp"
 #include "compute/kernel.hpp"
 #include "compute/mig.hpp"
 #include "util/error.hpp"
@@ -26,6 +27,7 @@ struct ComputeArgs {
   bool conv = false;
   std::string mig;
   std::string format;
+  std::string shapes;  ///< --shapes FILE: a kernel table, one prediction per row
 };
 
 /// "M,N,K" as three positive integers; UsageError naming --gemm otherwise.
@@ -116,9 +118,22 @@ void add_compute_command(CLI::App& app, Context& context) {
                     ->default_val(1);
   auto* conv = compute->add_flag("--conv", args->conv, "The GEMM is a convolution (implicit GEMM of that shape)");
   for (CLI::Option* option : {gemm, dtype, sparsity, batch, conv}) option->excludes(bytes);
-  compute->add_option("--mig", args->mig, "Run on one MIG instance of the GPU, e.g. 1g.10gb");
+  auto* mig = compute->add_option("--mig", args->mig, "Run on one MIG instance of the GPU, e.g. 1g.10gb");
+  auto* shapes = compute->add_option("--shapes", args->shapes,
+                                     "A kernel table (CSV, GEMM or attention, docs/formats.md \"Kernel tables\"): "
+                                     "one prediction per row, in order")
+                     ->check(CLI::ExistingFile);
+  for (CLI::Option* option : {gemm, bytes, dtype, sparsity, batch, conv, mig}) shapes->excludes(option);
   add_format_option(*compute, args->format);
   compute->callback([args, &context]() {
+    if (!args->shapes.empty()) {
+      KernelCommandArgs table;
+      table.files = {args->shapes};
+      table.gpu = args->gpu;
+      table.format = args->format;
+      context.out = shapes_report(context, table);
+      return;
+    }
     Format format = parse_format(args->format);
     Kernel kernel = kernel_of(*args);
     const Catalog& catalog = context.workspace().catalog();

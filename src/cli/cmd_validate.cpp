@@ -6,6 +6,7 @@
 #include <map>
 
 #include "cli/common.hpp"
+#include "cli/kernel_tables.hpp"
 #include "cli/validate_measured.hpp"
 #include "study/predictions.hpp"
 #include "util/error.hpp"
@@ -132,6 +133,8 @@ void add_validate_command(CLI::App& app, Context& context) {
     int jobs = 1;
     bool quiet = false;
     MeasuredArgs measured;  ///< --measured LOG --topology T: a user's nccl-tests output instead
+    std::vector<std::string> kernels;  ///< --kernels FILE...: kernel tables instead
+    int folds = 5;
   };
   auto args = std::make_shared<Args>();
   validate->add_option("--format", args->format, "Output format")
@@ -145,7 +148,28 @@ void add_validate_command(CLI::App& app, Context& context) {
   add_quiet_option(*validate, args->quiet);
   validate->add_option("files", args->files, "Validation files (default: every scenarios/validation/*.json)");
   add_measured_options(*validate, args->measured);
+  validate->add_option("--kernels", args->kernels,
+                       "Kernel tables (CSV, docs/formats.md \"Kernel tables\"): the kernel model per GPU, family, dtype "
+                       "and size class, in-sample and held out by shape; --gpu puts every row on one model")
+      ->check(CLI::ExistingFile);
+  validate->add_option("--folds", args->folds, "With --kernels: folds of the cross-validation by shape (default 5)")
+      ->check(CLI::Range(2, 100));
   validate->callback([args, validate, &context]() {
+    if (!args->kernels.empty()) {
+      if (!args->measured.logs.empty() || !args->files.empty() || args->cross || !args->leave_out.empty())
+        throw UsageError("--kernels validates kernel tables; leave out --measured, validation files, --cross and --leave-out");
+      for (const std::string& name : args->measured.options)
+        if (name != "--gpu" && validate->count(name) > 0) throw UsageError(name + " applies to --measured LOG only");
+      KernelCommandArgs kernels;
+      kernels.files = args->kernels;
+      kernels.gpu = args->measured.gpu;
+      kernels.format = args->format;
+      kernels.threads = args->jobs;
+      kernels.folds = args->folds;
+      context.out = kernel_validation_report(context, kernels);
+      return;
+    }
+    if (validate->count("--folds") > 0) throw UsageError("--folds applies to --kernels only");
     if (!args->measured.logs.empty()) {
       if (!args->files.empty() || args->cross || !args->leave_out.empty())
         throw UsageError("--measured compares logs with predictions; leave out validation files, --cross and --leave-out");

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "model/buying_spec.hpp"
+#include "model/kernel_table.hpp"
 #include "model/catalog.hpp"
 #include "model/topology_spec.hpp"
 #include "model/link_usage.hpp"
@@ -87,6 +88,13 @@ bool is_trace_file(const std::string& path);
 /// and scenarios are checked when it runs.
 bool is_buying_file(const std::string& path);
 BuyingSpec load_buying(const std::string& path);
+
+/// A kernel table (CSV) as NVIDIA's aiconfigurator tables are written (shared/reference/kernels),
+/// GEMM or attention, told apart by the header; the leading gpu..kernel_source columns and the
+/// trailing latency_us may be left out (docs/formats.md, "Kernel tables"). InputError naming
+/// file:line, the column and what is valid for any row that does not read.
+KernelTable load_kernel_table(const std::string& path);
+KernelTable parse_kernel_table(const std::string& text, const std::string& path);
 
 /// A sweep of collectives: a file with a "sweep" section (docs/formats.md §9).
 bool is_sweep_file(const std::string& path);

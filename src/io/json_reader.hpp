@@ -74,6 +74,10 @@ bool file_has_top_key(const std::string& path, const std::string& key);
 /// knows each one.
 const std::vector<std::string>& math_dtypes();
 
+/// Attention math and KV-cache dtypes of kernel tables and of "prefill/..." and "decode/..."
+/// groups in models/compute.json: bf16, fp16, fp8 (io/kernel_table_io.cpp).
+const std::vector<std::string>& attention_dtypes();
+
 /// Value readers usable on any JSON value (array elements, map entries).
 std::string read_string(const Json& value, const SourceRef& where);
 double read_quantity(const Json& value, const SourceRef& where, Quantity kind);

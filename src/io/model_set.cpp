@@ -174,6 +174,36 @@ void ModelSet::set_solution(const std::string& id, const std::vector<std::string
   doc.changed = true;
 }
 
+void ModelSet::set_kernel_group(const std::string& architecture, const std::string& group,
+                                const std::vector<std::pair<std::string, double>>& values,
+                                const KernelConstantSources& sources) {
+  for (Document& doc : impl_->documents) {
+    if (!doc.json.contains("compute_models") || !doc.json["compute_models"].contains(architecture)) continue;
+    Ordered& model = doc.json["compute_models"][architecture];
+    if (!model.contains("kernels")) {
+      Ordered reordered = Ordered::object();
+      for (auto item = model.begin(); item != model.end(); ++item) {
+        if (item.key() == "sources") reordered["kernels"] = Ordered::object();
+        reordered[item.key()] = item.value();
+      }
+      if (!reordered.contains("kernels")) reordered["kernels"] = Ordered::object();
+      model = reordered;
+    }
+    Ordered entry = Ordered::object();
+    for (const auto& [name, value] : values) entry[name] = std::stod(significant_text(value, kSignificantDigits));
+    Ordered provenance = Ordered::object();
+    provenance["fitted"] = sources.fitted;
+    provenance["files"] = sources.files;
+    provenance["rows"] = sources.rows;
+    provenance["residual"] = std::stod(significant_text(sources.residual, kSignificantDigits));
+    entry["sources"] = provenance;
+    model["kernels"][group] = entry;
+    doc.changed = true;
+    return;
+  }
+  throw InputError("", "", "no models file has a compute model for architecture '" + architecture + "'");
+}
+
 Catalog ModelSet::catalog() const {
   Catalog catalog;
   for (const Document& doc : impl_->documents)

@@ -32,6 +32,14 @@ class ModelSet {
   void set_solution(const std::string& id, const std::vector<std::string>& rows, const std::string& method,
                     double residual);
 
+  /// Writes one group of kernel-model constants of an architecture (models/compute.json
+  /// /compute_models/ARCH/kernels/GROUP): the parameters by name, each rounded to
+  /// kSignificantDigits, and its sources (the residual rounded likewise). Nothing else of the
+  /// file changes; a "kernels" object that does not exist yet goes before the model's "sources".
+  /// InputError when no models file has that architecture's compute model.
+  void set_kernel_group(const std::string& architecture, const std::string& group,
+                        const std::vector<std::pair<std::string, double>>& values, const KernelConstantSources& sources);
+
   /// The catalog these documents describe now.
   Catalog catalog() const;
   /// (path, text) of every file whose text differs from what was read.

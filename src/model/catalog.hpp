@@ -169,6 +169,14 @@ struct KernelConstants {
   std::vector<double> values;
 };
 
+/// Where a group of kernel constants came from: `topsim calibrate --kernels` writes it.
+struct KernelConstantSources {
+  std::string fitted;              ///< what was fitted on what (files, kernel_source, method)
+  std::vector<std::string> files;  ///< the kernel tables, by file name
+  long long rows = 0;              ///< rows the fit used
+  double residual = 0;             ///< the fit's error in the guide's metric: geo-mean of 1 + |error|, minus 1
+};
+
 /// How kernels perform on one GPU architecture: the fraction of the datasheet peak they reach,
 /// and what shapes cost them (models/compute.json).
 struct ComputeModel {
@@ -191,6 +199,7 @@ struct ComputeModel {
   /// Kernel-model constants by group key ("gemm/bf16", "prefill/fp8"; compute/kernel_fit.hpp),
   /// with where each group came from; empty when the architecture has none.
   std::map<std::string, KernelConstants> kernels;
+  std::map<std::string, KernelConstantSources> kernel_sources;
   Sources sources;
   SourceRef where;
 };
