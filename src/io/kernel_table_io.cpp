@@ -82,6 +82,9 @@ class RowReader {
   RowReader(const std::string& file, int line, const std::vector<std::string>& header, const std::vector<std::string>& cells)
       : file_(file), line_(line), header_(header), cells_(cells) {}
 
+  bool has(const std::string& column) const {
+    return std::find(header_.begin(), header_.end(), column) != header_.end();
+  }
   const std::string& cell(const std::string& column) const {
     return cells_[std::find(header_.begin(), header_.end(), column) - header_.begin()];
   }
@@ -124,6 +127,10 @@ class RowReader {
   const std::vector<std::string>& cells_;
 };
 
+/// The collector version whose GEMM replays rotated a fixed 5 weight copies (collect_gemm.py at
+/// e46d9089f:61-118, as the README of shared/reference/kernels reads it).
+constexpr const char* kFiveCopiesVersion = "1.0.0";
+
 KernelRow gemm_row(const RowReader& r) {
   KernelRow row;
   row.family = KernelFamily::gemm;
@@ -131,6 +138,10 @@ KernelRow gemm_row(const RowReader& r) {
   row.gemm.m = r.integer("m", 1);
   row.gemm.n = r.integer("n", 1);
   row.gemm.k = r.integer("k", 1);
+  // Every row is timed as the collector replays it (shared/reference/kernels/README.md,
+  // "Measurement"): the 1.0.0 collector (A100) rotated 5 weight copies, later ones
+  // min(5, ceil(L2 / weight)); a row without its version is taken as the later rule.
+  row.gemm.weight_copies = r.has("version") && r.cell("version") == kFiveCopiesVersion ? 5 : kReplayWeightCopies;
   return row;
 }
 
