@@ -13,14 +13,13 @@ namespace {
 // for head dims up to 128), padded to the tensor-core fragment of 16 rows (mma.m16n8k16).
 constexpr double kQueryTileRows = 128;
 constexpr double kFragmentRows = 16;
-// Decode: the grouped kernels pack the query heads of one KV head 8 at a time (mma n = 8), and
-// share one read of the cache across at most 32 of them: in all four tables the achieved rate
-// grows with the group up to 32 query heads per KV head and collapses at 48 and beyond.
-constexpr double kDecodeGroupHeads = 8;
+// Decode: the grouped kernel shares one read of the cache across at most 32 query heads of one
+// KV head: in all four tables the achieved rate holds up to 32 query heads per KV head and
+// collapses at 48 and beyond.
 constexpr double kDecodeSharedGroupMax = 32;
 
 enum PrefillConstant { p_overhead, p_math_fraction, p_softmax_flops, p_tile_overhead, p_memory_fraction };
-enum DecodeConstant { d_overhead, d_memory_fraction, d_fp8_cta, d_l2_speedup, d_l2_fraction, d_cta_overhead };
+enum DecodeConstant { d_overhead, d_memory_fraction, d_l2_speedup, d_l2_fraction, d_cta_overhead, d_gqa16_cta, d_fp8_cta };
 
 std::string phase_label(KernelFamily phase) { return phase == KernelFamily::decode ? "decode" : "prefill"; }
 
@@ -111,23 +110,27 @@ AttentionCost prefill_cost(const GpuModel& gpu, const std::vector<double>& c, co
 }
 
 /// Decode (generation), one new token per sequence over kv_len cached tokens. The KV cache
-/// (W = 2 b kv_heads kv_len h bytes-per-element) is read once per KV head: with L2 not flushed
-/// between replays, the share min(1, l2_fraction L2 / W) comes from L2 at l2_speedup x HBM, the
-/// rest (and Q, O) from HBM at memory_fraction. Split-KV is assumed to fill the SMs (a per-SM
-/// streaming limit fitted to its bound on every table). Groups of more than 32 query heads per KV
-/// head fall back to one query head per CTA: every head re-reads the cache, the re-reads from L2.
-/// Never faster than the FLOPs at the dense peak. CTAs of (sequence, KV head, 8 query heads), or
-/// (sequence, query head) in the fallback, run in waves over the SMs at cta_overhead_s each (Q
-/// load, softmax merge, O store), plus fp8_cta_s with an fp8 cache (scales, conversion setup).
+/// (W = 2 b kv_heads kv_len h bytes-per-element; K only for a grouped read of a K-only cache, see
+/// AttentionShape::k_only_cache) is read once per KV head: with L2 not flushed between replays,
+/// the share min(1, l2_fraction L2 / W) comes from L2 at l2_speedup x HBM, the rest (and Q, O)
+/// from HBM at memory_fraction. Groups of more than 32 query heads per KV head fall back to one
+/// query head per CTA: every head re-reads the cache, the re-reads from L2. Never faster than the
+/// FLOPs at the dense peak. CTAs run in waves over the SMs at cta_overhead_s each (Q load,
+/// softmax merge, O store): one CTA per (sequence, KV head) serves the whole group (TensorRT-LLM's
+/// XQA kernel as FlashInfer's port launches it, grid {splits, kv_heads, batch}: csrc/xqa/mha.cu:3036
+/// of flashinfer-ai/flashinfer at fb28d7242), one per (sequence, query head) in the fallback. A
+/// 16-bit cache read by a group costs gqa16_cta_s more per wave, an fp8 cache fp8_cta_s more
+/// (scales, conversion).
 AttentionCost decode_cost(const GpuModel& gpu, const std::vector<double>& c, const AttentionShape& shape) {
   const double b = shape.batch, n = shape.heads, kv = shape.kv_heads, h = shape.head_dim, len = shape.kv_len;
   const double bw = gpu.memory_Bps;
   const double peak = dense_peak_flops_per_s(gpu, shape.dtype);
-  const double cache_B = 2 * b * kv * len * h * element_B(shape.kv_dtype);
-  const double q_o_B = 2 * b * n * h * element_B(shape.dtype);
-  const double l2_hit = gpu.l2_B > 0 ? std::min(1.0, c[d_l2_fraction] * gpu.l2_B / cache_B) : 0.0;
   const double group = n / kv;
   const bool shared = group <= kDecodeSharedGroupMax;
+  const double cache_tensors = shape.k_only_cache && group > 1 ? 1 : 2;  // K and V, or K alone
+  const double cache_B = cache_tensors * b * kv * len * h * element_B(shape.kv_dtype);
+  const double q_o_B = 2 * b * n * h * element_B(shape.dtype);
+  const double l2_hit = gpu.l2_B > 0 ? std::min(1.0, c[d_l2_fraction] * gpu.l2_B / cache_B) : 0.0;
   const double reread_B = shared ? 0.0 : (group - 1) * cache_B;
 
   AttentionCost cost;
@@ -136,8 +139,10 @@ AttentionCost decode_cost(const GpuModel& gpu, const std::vector<double>& c, con
   cost.math_s = cost.flops / peak;
   cost.memory_s = (cache_B * l2_hit + reread_B) / (bw * c[d_l2_speedup]) +
                   (cache_B * (1 - l2_hit) + q_o_B) / (bw * c[d_memory_fraction]);
-  const double ctas = shared ? b * kv * std::ceil(group / kDecodeGroupHeads) : b * n;
-  const double cta_s = c[d_cta_overhead] + (shape.kv_dtype == "fp8" ? c[d_fp8_cta] : 0.0);
+  const double ctas = shared ? b * kv : b * n;
+  const bool fp8_cache = shape.kv_dtype == "fp8";
+  const double cta_s = c[d_cta_overhead] + (fp8_cache ? c[d_fp8_cta] : 0.0) +
+                       (!fp8_cache && shared && group > 1 ? c[d_gqa16_cta] : 0.0);
   const double fixed_s = c[d_overhead] + std::ceil(ctas / gpu.sms) * cta_s;
   cost.time_s = fixed_s + std::max(cost.memory_s, cost.math_s);
   // Floor: FLOPs at the dense peak, and the bytes beyond the L2 capacity at the datasheet HBM
@@ -164,11 +169,13 @@ const std::vector<KernelParameter>& attention_parameters(KernelFamily phase) {
   static const std::vector<KernelParameter> decode = {
       {"overhead_s", "fixed time of one decode attention op (launch, KV append), s", 0, 1e-3, 8e-6},
       {"memory_fraction", "share of HBM bandwidth the KV-cache read sustains with every SM busy", 0.05, 1, 0.7},
-      {"fp8_cta_s", "extra time of one CTA wave with an fp8 KV cache (scales, conversion), s", 0, 1e-4, 5e-7},
       {"l2_speedup", "bandwidth of L2-resident KV bytes and re-reads, in multiples of HBM bandwidth", 1, 20, 1},
-      {"l2_fraction", "share of the L2 capacity a replayed KV cache keeps resident", 0.05, 1, 0.5},
-      {"cta_overhead_s", "time of one wave of CTAs (sequence, KV head, 8 query heads): Q load, merge, O store, s", 0,
-       1e-4, 1.5e-6},
+      {"l2_fraction", "share of the L2 capacity a replayed KV cache keeps resident", 0.01, 1, 0.5},
+      {"cta_overhead_s", "time of one wave of CTAs (sequence, KV head): Q load, softmax merge, O store, s", 0, 1e-4,
+       1.5e-6},
+      {"gqa16_cta_s", "extra time of one CTA wave when a group of query heads reads a 16-bit KV cache, s", 0, 1e-4,
+       1e-6},
+      {"fp8_cta_s", "extra time of one CTA wave with an fp8 KV cache (scales, conversion), s", 0, 1e-4, 5e-7},
   };
   if (phase == KernelFamily::decode) return decode;
   if (phase == KernelFamily::prefill) return prefill;

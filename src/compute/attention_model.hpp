@@ -1,8 +1,8 @@
 #pragma once
 // Fused attention from the GPU's physics. Prefill: FlashAttention-style tiles of queries against
 // keys, causal, GQA/MQA, by head dimension, quantized into waves over the SMs. Decode: one new
-// token per sequence reading its whole (paged) KV cache, split over the cache when batch x heads
-// cannot fill the SMs. Constants per (architecture, phase, dtype) from models/compute.json
+// token per sequence reading its whole (paged) KV cache, one CTA per (sequence, KV head) for
+// groups of up to 32 query heads, in waves over the SMs. Constants per (architecture, phase, dtype) from models/compute.json
 // "kernels" ("prefill/bf16", "decode/bf16").
 #include <string>
 

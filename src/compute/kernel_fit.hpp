@@ -48,6 +48,10 @@ struct AttentionShape {
   double head_dim = 128;
   std::string dtype = "bf16";     ///< math: bf16, or fp8 (FP8 context FMHA, prefill only)
   std::string kv_dtype = "bf16";  ///< KV cache: bf16 or fp8
+  /// Decode: the cache holds K only (TensorRT-LLM's CacheType.SELFKONLY, which the 1.0.0 attention
+  /// collector allocated: shared/reference/kernels/README.md, the A100 table). The grouped kernel
+  /// then reads K alone; one query head per KV head still reads K and V (the A100 table's rates).
+  bool k_only_cache = false;
 };
 
 /// One constant a family fits: its key in models/compute.json, what it is, and the range a fit

@@ -77,9 +77,9 @@ std::string attention_error(const GpuModel& gpu, const KernelConstants& c, const
 
 }  // namespace
 
-TEST_CASE("attention parameters: five for prefill, six for decode, priors inside their bounds") {
+TEST_CASE("attention parameters: five for prefill, seven for decode, priors inside their bounds") {
   CHECK(attention_parameters(KernelFamily::prefill).size() == 5);
-  CHECK(attention_parameters(KernelFamily::decode).size() == 6);
+  CHECK(attention_parameters(KernelFamily::decode).size() == 7);
   for (auto phase : {KernelFamily::prefill, KernelFamily::decode})
     for (const KernelParameter& p : attention_parameters(phase)) {
       CHECK(p.lower <= p.prior);
@@ -90,13 +90,13 @@ TEST_CASE("attention parameters: five for prefill, six for decode, priors inside
 }
 
 TEST_CASE("decode: the KV-cache read at the bandwidth fraction dominates") {
-  // overhead 5 us, memory_fraction 0.5, fp8_cta 0, l2_speedup 1, l2_fraction 0.5, cta 1 us.
-  const KernelConstants c{{5e-6, 0.5, 0, 1, 0.5, 1e-6}};
+  // overhead 5 us, memory_fraction 0.5, l2_speedup 1, l2_fraction 0.5, cta 1 us, gqa16_cta 0, fp8_cta 0.
+  const KernelConstants c{{5e-6, 0.5, 1, 0.5, 1e-6, 0, 0}};
   // b 8, kv_heads 8, heads 8, 16384 cached, head_dim 128, bf16:
   // cache = 2 x 8 x 8 x 16384 x 128 x 2 B = 536,870,912 B; Q + O = 2 x 8 x 8 x 128 x 2 = 32,768 B.
   // No L2: all from HBM at 0.5 x 1e12 = 5e11 B/s.
   // memory = 536,903,680 / 5e11 = 1.0738073600e-3 s; FLOPs = 4 x 8 x 8 x 16384 x 128 = 536,870,912 (0.54 us).
-  // CTAs = 8 sequences x 8 KV heads x ceil(1 / 8) = 64 <= 100 SMs: one wave of 1 us. time = 5 + 1 + 1073.80736 us.
+  // CTAs = 8 sequences x 8 KV heads = 64 <= 100 SMs: one wave of 1 us. time = 5 + 1 + 1073.80736 us.
   const AttentionCost cost = attention_cost(attn_round_gpu(), c, decode_shape(8, 16384, 8, 8, 128));
   CHECK(cost.bytes_B == Approx(536903680.0));
   CHECK(cost.flops == Approx(536870912.0));
@@ -113,7 +113,7 @@ TEST_CASE("decode: the KV-cache read at the bandwidth fraction dominates") {
   SECTION("a cache that fits in L2 moves at l2_speedup and breaks the HBM floor") {
     // L2 1 GiB, l2_fraction 1: hit = min(1, 2^30 / 536,870,912) = 1; L2 at 4 x 1e12 B/s.
     // memory = 536,870,912 / 4e12 + 32,768 / 5e11 = 134.217728 + 0.065536 us = 134.283264 us.
-    const KernelConstants l2{{5e-6, 0.5, 0, 4, 1, 1e-6}};
+    const KernelConstants l2{{5e-6, 0.5, 4, 1, 1e-6, 0, 0}};
     const AttentionCost in_l2 = attention_cost(attn_round_gpu(1024 * MiB), l2, decode_shape(8, 16384, 8, 8, 128));
     CHECK(in_l2.memory_s == Approx(1.34283264e-4));
     // No byte must come from HBM: the floor is the FLOPs at the dense peak, 536,870,912 / 1e15.
@@ -124,19 +124,45 @@ TEST_CASE("decode: the KV-cache read at the bandwidth fraction dominates") {
     // b 1, 1024 cached, 64 heads on 1 KV head, l2_speedup 4, no L2 capacity known (hit 0):
     // cache = 2 x 1024 x 128 x 2 = 524,288 B; 63 re-reads = 33,030,144 B at 4e12 = 8.257536 us;
     // cache + Q, O (2 x 64 x 128 x 2 = 32,768 B) from HBM: 557,056 / 5e11 = 1.114112 us.
-    const KernelConstants reread{{5e-6, 0.5, 0, 4, 0.5, 1e-6}};
+    const KernelConstants reread{{5e-6, 0.5, 4, 0.5, 1e-6, 0, 0}};
     CHECK(attention_cost(attn_round_gpu(), reread, decode_shape(1, 1024, 64, 1, 128)).memory_s == Approx(9.371648e-6));
     // 32 heads share one read: (524,288 + 16,384) / 5e11 = 1.081344 us.
     CHECK(attention_cost(attn_round_gpu(), reread, decode_shape(1, 1024, 32, 1, 128)).memory_s == Approx(1.081344e-6));
   }
   SECTION("CTA waves, with the fp8-cache surcharge") {
-    // b 256, 16 cached, 8 heads on 8 KV heads, fp8: CTAs = 256 x 8 x 1 = 2048: ceil(2048 / 100) = 21
+    // b 256, 16 cached, 8 heads on 8 KV heads, fp8: CTAs = 256 x 8 = 2048: ceil(2048 / 100) = 21
     // waves of 1 + 2 us = 63 us. cache = 2 x 256 x 8 x 16 x 128 x 1 = 8,388,608 B; Q, O = 2 x 256 x 8
     // x 128 x 2 = 1,048,576 B: 9,437,184 / 5e11 = 18.874368 us. time = 5 + 63 + 18.874368 us.
-    const KernelConstants fp8{{5e-6, 0.5, 2e-6, 1, 0.5, 1e-6}};
+    const KernelConstants fp8{{5e-6, 0.5, 1, 0.5, 1e-6, 3e-6, 2e-6}};
     const AttentionCost waves = attention_cost(attn_round_gpu(), fp8, decode_shape(256, 16, 8, 8, 128, "fp8"));
     CHECK(waves.time_s == Approx(8.6874368e-5));
     CHECK(waves.bound == "overhead");
+  }
+  SECTION("a group shares one CTA per KV head; a 16-bit cache read by a group pays gqa16_cta") {
+    // b 256, 16 cached, 32 heads on 8 KV heads (group 4), bf16: CTAs = 256 x 8 = 2048 (not one per
+    // query head): 21 waves of 1 + 3 us = 84 us. cache = 2 x 256 x 8 x 16 x 128 x 2 = 16,777,216 B;
+    // Q, O = 2 x 256 x 32 x 128 x 2 = 4,194,304 B: 20,971,520 / 5e11 = 41.94304 us.
+    // time = 5 + 84 + 41.94304 us.
+    const KernelConstants gqa{{5e-6, 0.5, 1, 0.5, 1e-6, 3e-6, 2e-6}};
+    CHECK(attention_cost(attn_round_gpu(), gqa, decode_shape(256, 16, 32, 8, 128)).time_s == Approx(1.3094304e-4));
+    // The same group on an fp8 cache pays fp8_cta instead: 21 x (1 + 2) = 63 us; cache 8,388,608 B
+    // + Q, O 4,194,304 B = 12,582,912 / 5e11 = 25.165824 us. time = 5 + 63 + 25.165824 us.
+    CHECK(attention_cost(attn_round_gpu(), gqa, decode_shape(256, 16, 32, 8, 128, "fp8")).time_s ==
+          Approx(9.3165824e-5));
+  }
+  SECTION("a K-only cache halves the bytes of a grouped read, not of one head per KV head") {
+    // b 8, 16384 cached, 16 heads on 8 KV heads, K only: cache = 8 x 8 x 16384 x 128 x 2 =
+    // 268,435,456 B; Q, O = 2 x 8 x 16 x 128 x 2 = 65,536 B: 268,500,992 / 5e11 = 537.001984 us.
+    AttentionShape k_only = decode_shape(8, 16384, 16, 8, 128);
+    k_only.k_only_cache = true;
+    CHECK(attention_cost(attn_round_gpu(), c, k_only).memory_s == Approx(5.37001984e-4));
+    // K and V: (536,870,912 + 65,536) / 5e11 = 1073.872896 us.
+    k_only.k_only_cache = false;
+    CHECK(attention_cost(attn_round_gpu(), c, k_only).memory_s == Approx(1.073872896e-3));
+    // One query head per KV head reads K and V even from a K-only cache: the 1073.80736 us above.
+    AttentionShape mha = decode_shape(8, 16384, 8, 8, 128);
+    mha.k_only_cache = true;
+    CHECK(attention_cost(attn_round_gpu(), c, mha).memory_s == Approx(1.07380736e-3));
   }
 }
 
@@ -184,12 +210,17 @@ TEST_CASE("attention: the C++ port reproduces the Python prototype's predictions
       {1.3115797200692228e-05, 0.8686167238571153, 159.19286751765148, 3.374325699210392e-06, 0.6287536723995845}};
   const KernelConstants prefill_l40s_fp8{
       {7.181326221558691e-06, 0.1763313374368106, 1.595394418505197e-14, 4.1896140100262515e-06, 0.9999999999999999}};
-  const KernelConstants decode_b200{{9.935450993858856e-06, 0.9159350069075103, 8.570079157235958e-17,
-                                     1.0000000000095541, 0.3100635789943992, 1.2244930034177592e-06}};
-  const KernelConstants decode_h100{{7.4132992435988385e-06, 0.8263530877678107, 1.2099039607274192e-18,
-                                     1.4684935046127312, 0.05000000000002191, 1.2294809794271212e-06}};
-  const KernelConstants decode_l40s{{7.56622132555258e-06, 0.7722854458981059, 2.5218916590081746e-06,
-                                     2.383283046166448, 0.3681643663980929, 6.560041307411824e-07}};
+  const KernelConstants decode_a100{{9.136260102396303e-06, 0.786147359368506, 1.000000000006688,
+                                     0.010000000000010138, 1.5864867571119442e-06, 3.698814150726304e-06, 1e-07}};
+  const KernelConstants decode_b200{{9.81260177478756e-06, 0.9153501801480233, 1.0000000009488237,
+                                     0.25347236561492503, 1.3162141211437994e-06, 1.9763580124404796e-07,
+                                     7.773162607328033e-12}};
+  const KernelConstants decode_h100{{6.715675664160591e-06, 0.8325524856458487, 1.5889406449022812,
+                                     0.010000000000000002, 1.1481673025345666e-06, 2.191250834238185e-06,
+                                     1.0330121427672446e-07}};
+  const KernelConstants decode_l40s{{6.983439902372453e-06, 0.7677538451160872, 2.5768886706259244,
+                                     0.43406092224490894, 6.258900771278756e-07, 1.0159325480982486e-06,
+                                     2.9818165727760664e-06}};
   const double eps = 1e-9;
   CHECK(attention_cost(h100, prefill_h100, prefill_shape(32, 512, 4, 1, 192)).time_s ==
         Approx(8.578660500804138e-05).epsilon(eps));
@@ -200,23 +231,30 @@ TEST_CASE("attention: the C++ port reproduces the Python prototype's predictions
   CHECK(attention_cost(a100, prefill_a100, prefill_shape(3, 1000, 40, 8, 128)).time_s ==
         Approx(0.0003322575439294139).epsilon(eps));
   CHECK(attention_cost(b200, decode_b200, decode_shape(512, 1023, 16, 2, 512, "fp8")).time_s ==
-        Approx(0.00016671974844169153).epsilon(eps));
+        Approx(0.00016741685524461188).epsilon(eps));
   CHECK(attention_cost(l40s, decode_l40s, decode_shape(128, 7, 128, 8, 256, "fp8")).time_s ==
-        Approx(8.216059794303874e-05).epsilon(eps));
+        Approx(6.2785534821636e-05).epsilon(eps));
   CHECK(attention_cost(l40s, decode_l40s, decode_shape(64, 16383, 32, 8, 128)).time_s ==
-        Approx(0.0064105989524970534).epsilon(eps));
+        Approx(0.006443258271554287).epsilon(eps));
   CHECK(attention_cost(h100, decode_h100, decode_shape(2, 65535, 8, 1, 128)).time_s ==
-        Approx(3.24733411732342e-05).epsilon(eps));
+        Approx(3.4029720929547135e-05).epsilon(eps));
   CHECK(attention_cost(h100, decode_h100, decode_shape(4, 8191, 96, 1, 128)).time_s ==
-        Approx(0.00034076521907528264).epsilon(eps));
+        Approx(0.00031554632726575496).epsilon(eps));
   CHECK(attention_cost(l40s, decode_l40s, decode_shape(8, 2047, 64, 1, 64, "fp8")).time_s ==
-        Approx(8.562333724310236e-05).epsilon(eps));
+        Approx(8.186620637869054e-05).epsilon(eps));
+  // The A100 table's K-only cache (collector 1.0.0): a grouped read and one head per KV head.
+  AttentionShape a100_group = decode_shape(128, 8191, 16, 8, 128);
+  a100_group.k_only_cache = true;
+  CHECK(attention_cost(a100, decode_a100, a100_group).time_s == Approx(0.0014021273888828241).epsilon(eps));
+  AttentionShape a100_mha = decode_shape(16, 4095, 8, 8, 128);
+  a100_mha.k_only_cache = true;
+  CHECK(attention_cost(a100, decode_a100, a100_mha).time_s == Approx(0.00017971620956926666).epsilon(eps));
 }
 
 TEST_CASE("attention: bad shapes, dtypes and constants are refused") {
   const GpuModel gpu = attn_round_gpu();
   const KernelConstants p{{10e-6, 0.5, 0, 1e-6, 1}};
-  const KernelConstants d{{5e-6, 0.5, 1, 1, 0.5, 1e-6}};
+  const KernelConstants d{{5e-6, 0.5, 1, 0.5, 1e-6, 1e-6, 1e-6}};
   CHECK_THAT(attention_error(gpu, p, prefill_shape(1, 128, 12, 8, 128)), Catch::Contains("multiple of kv_heads"));
   CHECK_THAT(attention_error(gpu, d, decode_shape(1, 128, 12, 5, 128)), Catch::Contains("multiple of kv_heads"));
   CHECK_THAT(attention_error(gpu, p, prefill_shape(0, 128, 8, 8, 128)), Catch::Contains("positive"));
@@ -227,8 +265,8 @@ TEST_CASE("attention: bad shapes, dtypes and constants are refused") {
   AttentionShape fp8_decode = decode_shape(1, 128, 8, 8, 128);
   fp8_decode.dtype = "fp8";
   CHECK_THAT(attention_error(gpu, d, fp8_decode), Catch::Contains("unknown math dtype 'fp8'"));
-  CHECK_THAT(attention_error(gpu, d, prefill_shape(1, 128, 8, 8, 128)), Catch::Contains("6 constants given, the model takes 5"));
-  CHECK_THAT(attention_error(gpu, p, decode_shape(1, 128, 8, 8, 128)), Catch::Contains("5 constants given, the model takes 6"));
+  CHECK_THAT(attention_error(gpu, d, prefill_shape(1, 128, 8, 8, 128)), Catch::Contains("7 constants given, the model takes 5"));
+  CHECK_THAT(attention_error(gpu, p, decode_shape(1, 128, 8, 8, 128)), Catch::Contains("5 constants given, the model takes 7"));
   AttentionShape cached_prefill = prefill_shape(1, 128, 8, 8, 128);
   cached_prefill.kv_len = 256;
   CHECK_THAT(attention_error(gpu, p, cached_prefill), Catch::Contains("kv_len must equal q_len"));
@@ -252,15 +290,18 @@ TEST_CASE("attention: time never below the floor over a grid of shapes and const
           for (double len : {1.0, 17.0, 1000.0, 16384.0})
             for (double kv : {1.0, 8.0})
               for (double h : {64.0, 128.0, 256.0})
-                for (const std::string kv_dtype : {"bf16", "fp8"}) {
-                  const double heads = kv * 8;
-                  const AttentionShape shape =
-                      phase == KernelFamily::prefill ? prefill_shape(b, len, heads, kv, h, "bf16", kv_dtype)
-                                                     : decode_shape(b, len, heads, kv, h, kv_dtype);
-                  const AttentionCost cost = attention_cost(attn_round_gpu(l2_B), c, shape);
-                  CHECK(cost.floor_s > 0);
-                  CHECK(cost.time_s >= cost.floor_s);
-                }
+                for (const std::string kv_dtype : {"bf16", "fp8"})
+                  // Groups: one head per KV head, a shared group, the fallback past 32; K and V or K only.
+                  for (double group : {1.0, 8.0, 48.0})
+                    for (bool k_only : {false, true}) {
+                      AttentionShape shape =
+                          phase == KernelFamily::prefill ? prefill_shape(b, len, kv * group, kv, h, "bf16", kv_dtype)
+                                                         : decode_shape(b, len, kv * group, kv, h, kv_dtype);
+                      shape.k_only_cache = k_only && phase == KernelFamily::decode;
+                      const AttentionCost cost = attention_cost(attn_round_gpu(l2_B), c, shape);
+                      CHECK(cost.floor_s > 0);
+                      CHECK(cost.time_s >= cost.floor_s);
+                    }
     }
   }
 }
