@@ -127,8 +127,9 @@ class RowReader {
   const std::vector<std::string>& cells_;
 };
 
-/// The collector version whose GEMM replays rotated a fixed 5 weight copies (collect_gemm.py at
-/// e46d9089f:61-118, as the README of shared/reference/kernels reads it).
+/// The collector version (A100's tables) whose GEMM replays rotated a fixed 5 weight copies
+/// (collect_gemm.py at e46d9089f:61-118) and whose attention allocated a K-only cache
+/// (collect_attn.py at e46d9089f:101), as the README of shared/reference/kernels reads them.
 constexpr const char* kFiveCopiesVersion = "1.0.0";
 
 KernelRow gemm_row(const RowReader& r) {
@@ -164,6 +165,8 @@ KernelRow attention_row(const RowReader& r) {
   a.phase = step == 0 ? KernelFamily::prefill : KernelFamily::decode;
   a.q_len = step == 0 ? isl : 1;
   a.kv_len = step == 0 ? isl : step;
+  // The 1.0.0 attention collector allocated a K-only cache (README of shared/reference/kernels).
+  a.k_only_cache = r.has("version") && r.cell("version") == kFiveCopiesVersion;
   row.family = a.phase;
   return row;
 }
