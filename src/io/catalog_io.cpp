@@ -366,6 +366,7 @@ Catalog load_catalog(const std::string& models_dir, bool user_models) {
   Catalog catalog;
   auto notes = user_models ? std::make_shared<std::vector<std::string>>() : nullptr;
   for (const auto& path : model_files(models_dir)) add_catalog_text(catalog, read_text_file(path), path, notes);
+  catalog.link_kernel_constants();
   catalog.check_references();
   if (notes)
     for (const std::string& note : *notes) catalog.add_note(note);

@@ -208,6 +208,7 @@ Catalog ModelSet::catalog() const {
   Catalog catalog;
   for (const Document& doc : impl_->documents)
     add_catalog_text(catalog, doc.changed ? dump(doc.json) : doc.original, doc.path);
+  catalog.link_kernel_constants();
   catalog.check_references();
   return catalog;
 }

@@ -198,6 +198,20 @@ void expect_kind(const Catalog& catalog, const std::string& name, LinkKind kind,
 
 }  // namespace
 
+void Catalog::link_kernel_constants() {
+  for (auto& [name, model] : compute_) {
+    if (model.kernels_from.empty()) continue;
+    const SourceRef at = model.where.at("kernels_from");
+    auto from = compute_.find(model.kernels_from);
+    if (from == compute_.end() || from->second.kernels.empty() || !from->second.kernels_from.empty())
+      throw InputError(at.file, at.pointer,
+                       "'" + model.kernels_from + "' has no kernel constants of its own to lend (name an architecture whose \"kernels\" a table timed)");
+    if (!model.kernels.empty())
+      throw InputError(at.file, at.pointer, "an architecture with kernel constants of its own takes none from another");
+    model.kernels = from->second.kernels;
+  }
+}
+
 void Catalog::check_references() const {
   if (!nccl_versions_.empty()) {
     const SourceRef& at = nccl_versions_.begin()->second.where;

@@ -182,15 +182,7 @@ struct KernelConstantSources {
 struct ComputeModel {
   std::string name;  ///< the architecture, e.g. "ampere"
   std::string description;
-  double gemm_efficiency = 1;         ///< large well-shaped dense GEMM: fraction of peak dense math
-  double sparse_gemm_efficiency = 0;  ///< large 2:4 sparse GEMM: fraction of peak sparse math (0: none)
-  double fp8_gemm_efficiency = 0;     ///< large fp8 GEMM: fraction of the fp8 peak (0: gemm_efficiency)
-  double int8_gemm_efficiency = 0;    ///< large int8 GEMM: fraction of the int8 peak (0: gemm_efficiency)
-  double attention_efficiency = 0;    ///< fused (flash) attention: fraction of peak dense math (0: not modelled)
   double conv_efficiency = 1;         ///< implicit-GEMM convolution relative to a GEMM of its shape
-  int tile_m = 128;                   ///< output rows of one thread block (wave and tile quantisation)
-  int tile_n = 128;                   ///< output columns of one thread block
-  double k_half = 0;                  ///< GEMM depth at which a block's main loop reaches half its rate
   double memory_efficiency = 1;       ///< streaming kernels: fraction of HBM peak
   double launch_s = 0;                ///< least time of one kernel (launch, ramp up and down)
   /// 2:4 sparse GEMMs: how much faster the main loop's math runs than dense, in (1, 2] (half the
@@ -199,6 +191,9 @@ struct ComputeModel {
   /// Kernel-model constants by group key ("gemm/bf16", "prefill/fp8"; compute/kernel_fit.hpp),
   /// with where each group came from; empty when the architecture has none.
   std::map<std::string, KernelConstants> kernels;
+  /// The architecture whose kernel constants this one runs with when no table timed it ("" none);
+  /// the catalog copies them into `kernels`.
+  std::string kernels_from;
   std::map<std::string, KernelConstantSources> kernel_sources;
   Sources sources;
   SourceRef where;
@@ -354,6 +349,10 @@ class Catalog {
   /// Cross-references between models (a GPU's nvlink/pcie model names, a switch's NVLink model, a
   /// NIC's port model) must resolve to models of the right kind; throws InputError otherwise.
   void check_references() const;
+  /// Gives each compute model with kernels_from the kernel constants of the architecture it
+  /// names (InputError where that model is missing or has none of its own). Run once all files
+  /// are read, before check_references.
+  void link_kernel_constants();
   /// What loading a user's own models noted (uncited figures), in file order; empty for the
   /// bundled folder, which fails instead.
   const std::vector<std::string>& notes() const { return notes_; }
