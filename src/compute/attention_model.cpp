@@ -26,7 +26,7 @@ std::string phase_label(KernelFamily phase) { return phase == KernelFamily::deco
 /// Bytes of one element of a KV cache or attention input in `dtype`; 0 for an unknown name.
 double element_B(const std::string& dtype) {
   if (dtype == "bf16" || dtype == "fp16") return 2;
-  if (dtype == "fp8") return 1;
+  if (dtype == "fp8" || dtype == "int8") return 1;
   return 0;
 }
 
@@ -52,13 +52,15 @@ void check_shape(const GpuModel& gpu, const KernelConstants& constants, const At
     throw std::invalid_argument("prefill attention: kv_len must equal q_len (causal, nothing cached)");
   if (shape.phase == KernelFamily::decode && (shape.q_len != 1 || !(shape.kv_len > 0)))
     throw std::invalid_argument("decode attention: q_len must be 1 and kv_len (tokens cached) positive");
+  // int8: TensorRT's INT8 fused multi-head attention (prefill of an int8 engine) at the int8 peak.
   const bool math_known = shape.dtype == "bf16" || shape.dtype == "fp16" ||
-                          (shape.dtype == "fp8" && shape.phase == KernelFamily::prefill);
+                          ((shape.dtype == "fp8" || shape.dtype == "int8") && shape.phase == KernelFamily::prefill);
   if (!math_known)
     throw std::invalid_argument(label + " attention: unknown math dtype '" + shape.dtype + "' (valid: bf16, fp16" +
-                                (shape.phase == KernelFamily::prefill ? ", fp8)" : ")"));
+                                (shape.phase == KernelFamily::prefill ? ", fp8, int8)" : ")"));
   if (element_B(shape.kv_dtype) <= 0)
-    throw std::invalid_argument(label + " attention: unknown kv_dtype '" + shape.kv_dtype + "' (valid: bf16, fp16, fp8)");
+    throw std::invalid_argument(label + " attention: unknown kv_dtype '" + shape.kv_dtype +
+                                "' (valid: bf16, fp16, fp8, int8)");
   const std::size_t expected = attention_parameters(shape.phase).size();
   if (constants.values.size() != expected)
     throw std::invalid_argument(label + " attention: " + std::to_string(constants.values.size()) +

@@ -30,12 +30,13 @@ struct Recipe {
 // Element sizes: bf16/fp16 2 B, fp8 and int8 1 B, fp4 and int4 half a byte; nvfp4 adds an fp8
 // scale per 16 elements (1/16 B), fp8_block an fp32 scale per 128x128 weight block (negligible)
 // and per 128 activation elements (4/128 B).
-constexpr std::array<Recipe, 11> kRecipes = {{
+constexpr std::array<Recipe, 12> kRecipes = {{
     {"bf16", "bf16_tensor", 2, 2, 2, 0},
     {"fp16", "fp16_tensor", 2, 2, 2, 0},
     {"fp8", "fp8_tensor", 1, 1, 2, 5},
     {"fp8_block", "fp8_tensor", 1 + 4.0 / 128, 1, 2, 3 + 4.0 / 128},
     {"nvfp4", "fp4_tensor", 0.5 + 1.0 / 16, 0.5 + 1.0 / 16, 2, 2.5 + 1.0 / 16},
+    {"sq", "int8_tensor", 1, 1, 2, 0},
     {"int8", "int8_tensor", 1, 1, 2, 0},
     {"int8_wo", "fp16_tensor", 2, 1, 2, 0},
     {"int4_wo", "fp16_tensor", 2, 0.5, 2, 0},

@@ -91,7 +91,8 @@ AttentionShape attention_shape(const Kernel& kernel) {
     a.kv_heads = 1;
     a.q_len = 1;
     a.kv_len = kernel.n;
-    a.dtype = kernel.dtype == "fp8" ? "bf16" : a.dtype;  // decode math stays 16-bit (fp8 KV cache)
+    // decode math stays 16-bit over an 8-bit cache
+    a.dtype = kernel.dtype == "fp8" || kernel.dtype == "int8" ? "bf16" : a.dtype;
   } else {
     a.phase = KernelFamily::prefill;
     a.batch = kernel.batch;

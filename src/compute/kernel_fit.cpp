@@ -23,7 +23,7 @@ const std::vector<KernelParameter>& kernel_parameters(KernelFamily family) {
 std::string kernel_group_key(KernelFamily family, const std::string& dtype) { return family_name(family) + "/" + dtype; }
 
 const std::vector<std::string>& gemm_dtypes() {
-  static const std::vector<std::string> dtypes = {"bf16", "fp16", "fp8", "fp8_block", "nvfp4", "int8", "int8_wo", "int4_wo", "tf32", "fp32", "fp64"};
+  static const std::vector<std::string> dtypes = {"bf16", "fp16", "fp8", "fp8_block", "nvfp4", "sq", "int8_wo", "int4_wo", "int8", "tf32", "fp32", "fp64"};
   return dtypes;
 }
 
@@ -31,7 +31,6 @@ std::string dtype_from_table(const std::string& table_name) {
   // The tables' names (shared/reference/kernels/README.md, "dtype meanings").
   if (table_name == "bfloat16") return "bf16";
   if (table_name == "float16") return "fp16";
-  if (table_name == "sq") return "int8";
   for (const std::string& dtype : gemm_dtypes())
     if (dtype == table_name) return dtype;
   return "";

@@ -20,8 +20,9 @@ std::string family_name(KernelFamily family);
 /// activation (m tokens), W the weight, the operand a quantization recipe compresses.
 /// dtype (topsim's names of the tables' recipes): bf16, fp16, fp8 (per-tensor scale, the
 /// activation quantized on the fly), fp8_block (128-element block scales), nvfp4 (fp4 with an
-/// fp8 scale per 16 elements), int8 (SmoothQuant W8A8), int8_wo and int4_wo (weight-only, 16-bit
-/// activations).
+/// fp8 scale per 16 elements), sq (TensorRT-LLM's SmoothQuant W8A8 plugin: int8 math, per-token
+/// scales), int8_wo and int4_wo (weight-only, 16-bit activations); int8 is a plain int8 GEMM
+/// (a TensorRT engine's int8 layers), which no table times.
 struct GemmShape {
   double m = 0, n = 0, k = 0;
   std::string dtype = "bf16";
@@ -78,9 +79,8 @@ std::string kernel_group_key(KernelFamily family, const std::string& dtype);
 const std::vector<std::string>& gemm_dtypes();
 
 /// A dtype name as the kernel tables write it (gemm_dtype, attn_dtype, kv_cache_dtype) in topsim's
-/// vocabulary: bfloat16 -> bf16, float16 -> fp16, sq -> int8 (SmoothQuant W8A8); fp8, fp8_block,
-/// nvfp4, int8_wo, int4_wo as written; "" for a name neither vocabulary knows. topsim's own names
-/// are accepted as well.
+/// vocabulary: bfloat16 -> bf16, float16 -> fp16; fp8, fp8_block, nvfp4, sq, int8_wo, int4_wo as
+/// written; "" for a name neither vocabulary knows. topsim's own names are accepted as well.
 std::string dtype_from_table(const std::string& table_name);
 
 /// One kernel of a table: its shape, and its measured time when the table has one.

@@ -116,7 +116,7 @@ class RowReader {
     std::string name = dtype_from_table(text);
     if (name.empty() || (!valid.empty() && std::find(valid.begin(), valid.end(), name) == valid.end()))
       fail(column, "unknown dtype '" + text + "'; valid: " + join(valid, ", ") +
-                       " (the tables' bfloat16, float16 and sq read as bf16, fp16 and int8)");
+                       " (the tables' bfloat16 and float16 read as bf16 and fp16)");
     return name;
   }
 
