@@ -56,9 +56,10 @@ const Recipe* find_recipe(const std::string& dtype) {
 /// then the small-M tiles of skinny shapes (m of a few tokens): Ampere's mma.m16n8k16 lets a CTA
 /// cover 16 or 32 rows, and Hopper/Blackwell kernels swap A and B so that m lies on the wgmma N
 /// side, which can be as small as 8-16. Without them a 1-token GEMM pays 64 rows of math.
-/// Prototype cross-validation (tables of shared/reference/kernels, 5-fold by shape): A100
-/// int4_wo 12.0% -> 9.2%, L40S fp8_block 11.3% -> 8.0%, B200 nvfp4 9.1% -> 7.2%.
-constexpr std::array<std::array<int, 2>, 11> kTiles = {{{256, 128},
+/// Prototype cross-validation (tables of shared/reference/kernels, 5-fold by shape, with the
+/// Hopper fp8_block rule below): A100 int4_wo 12.0% -> 9.4%, sq 13.8% -> 12.7%, H100 fp8_block
+/// 11.5% -> 9.1%, L40S fp8_block 11.3% -> 8.9%, B200 nvfp4 9.1% -> 7.4%.
+constexpr std::array<std::array<int, 2>, 13> kTiles = {{{256, 128},
                                                         {128, 256},
                                                         {128, 128},
                                                         {256, 64},
@@ -68,7 +69,9 @@ constexpr std::array<std::array<int, 2>, 11> kTiles = {{{256, 128},
                                                         {64, 64},
                                                         {32, 128},
                                                         {16, 128},
-                                                        {16, 256}}};
+                                                        {16, 256},
+                                                        {32, 64},
+                                                        {16, 64}}};
 
 /// Split-K factors tried for skinny shapes; a slice keeps at least kMinSliceK of the depth.
 constexpr std::array<int, 7> kSplits = {1, 2, 4, 8, 16, 32, 64};
@@ -78,7 +81,7 @@ constexpr std::array<int, 7> kSplits = {1, 2, 4, 8, 16, 32, 64};
 /// scale block; cf. cutlass include/cutlass/gemm/collective/
 /// sm90_mma_tma_gmma_ss_warpspecialized_fp8_blockwise_scaling.hpp@7107b055) has no split-K: the
 /// tables' H100 fp8_block rows of small m, n and deep k take the whole K loop in one CTA (e.g.
-/// 14x128x65536 in 75 us, 2.5x what a split would take). Prototype: H100 fp8_block 11.5% -> 10.0%.
+/// 14x128x65536 in 75 us, 2.5x what a split would take).
 bool has_split_k(const GpuModel& gpu, const std::string& dtype) {
   return !(gpu.architecture == "hopper" && dtype == "fp8_block");
 }

@@ -97,49 +97,48 @@ TEST_CASE("gemm model: a memory-bound GEMV, from DRAM or replayed from L2", "[ge
 TEST_CASE("gemm model: a one-token GEMM runs on a small-M tile", "[gemm_model]") {
   // 1x256x4096 bf16, weights from DRAM. Memory: A 4096 * 2 = 8,192 B, W 4096 * 256 * 2 =
   // 2,097,152 B, C 256 * 2 = 512 B: 2,105,856 B at 1e12 B/s = 2.105856 us.
-  // 16x128 tiles: 2 tiles; split 2 gives 4 CTAs in one wave, each 2 * 16 * 128 * 2048 =
-  // 8,388,608 FLOP at 5e11 = 16.777216 us, plus fp32 partial sums 256 * 8 B * 2 = 4,096 B at
-  // 1e12 B/s = 4.096 ns: 16.781312 us. Split 4: 2 waves of 8.388608 us + 8.192 ns, and 16x256
-  // (1 tile, split 4: 4 CTAs of 8,388,608 FLOP) + 8.192 ns: both 16.785408 us; 32x128 (2 tiles,
-  // split 2): 33.55 us. The 64-row tiles alone take 67.108864 us at best (64x64: 4 tiles of
+  // 16x64 tiles: 4 tiles in one wave, each 2 * 16 * 64 * 4096 = 8,388,608 FLOP at 5e11 =
+  // 16.777216 us. 16x128 split 2 (4 CTAs of the same FLOPs) adds fp32 partial sums 256 * 8 B * 2
+  // = 4,096 B at 1e12 B/s: 16.781312 us; 16x64 split 2: 2 waves of 8.388608 us + 4.096 ns;
+  // 32x64: 33.55 us. The 64-row tiles alone take 67.108864 us at best (64x64: 4 tiles of
   // 2 * 64 * 64 * 4096 FLOP; 64x256 split 4 and 64x128 split 2 the same plus partial sums).
-  // Operand loads (1 * 2 + 128 * 2) B * 2048 at 100 * 1e12 / 4 B/s = 21 ns stay under the math.
+  // Operand loads (1 * 2 + 64 * 2) B * 4096 at 100 * 1e12 / 4 B/s = 21 ns stay under the math.
   GemmCost c = gemm_cost(toy_gpu(), plain(), GemmShape{1, 256, 4096, "bf16"});
-  CHECK(c.time_s == Approx(16.781312e-6));
+  CHECK(c.time_s == Approx(16.777216e-6));
   CHECK(c.tile_m == 16);
-  CHECK(c.tile_n == 128);
-  CHECK(c.split_k == 2);
+  CHECK(c.tile_n == 64);
+  CHECK(c.split_k == 1);
   CHECK(c.bound == "math");
   // floor: the DRAM bytes, 2,105,856 B at 1e12 B/s (the math, 2,097,152 FLOP at 4e12, is 0.52 us)
   CHECK(c.floor_s == Approx(2.105856e-6));
 }
 
 TEST_CASE("gemm model: Hopper's block-scaled fp8 has no split-K", "[gemm_model]") {
-  // 64x64x4096 fp8_block on the toy GPU with an fp8 dense peak of 4e12 (5e11 per SM at 0.5).
-  // Memory: A 64 * 4096 * (1 + 4/128 + 3 + 4/128) B = 1,064,960 B, W 4096 * 64 = 262,144 B,
-  // C 64 * 64 * 2 = 8,192 B: 1.335296 us, so the math decides.
-  // With split-K (Ampere): 64x64, 1 tile split 4 = 4 CTAs in one wave, 2 * 64 * 64 * 1024 FLOP at
-  // 5e11 = 16.777216 us, plus partial sums 64 * 64 * 8 B * 4 = 131,072 B at 1e12 = 131.072 ns:
-  // 16.908288 us.
-  // Hopper, one CTA per tile over the whole depth: 16x128 tiles, 4 tiles in one wave, each
-  // 2 * 16 * 128 * 4096 = 16,777,216 FLOP at 5e11 = 33.554432 us (64x64: 67.1 us; 32x128: 67.1 us).
+  // 16x64x4096 fp8_block on the toy GPU with an fp8 dense peak of 4e12 (5e11 per SM at 0.5).
+  // Memory: A 16 * 4096 * (1 + 4/128 + 3 + 4/128) B = 266,240 B, W 4096 * 64 = 262,144 B,
+  // C 16 * 64 * 2 = 2,048 B: 0.530432 us, so the math decides.
+  // With split-K (Ampere): one 16x64 tile split 4 = 4 CTAs in one wave, 2 * 16 * 64 * 1024 =
+  // 2,097,152 FLOP at 5e11 = 4.194304 us, plus partial sums 16 * 64 * 8 B * 4 = 32,768 B at 1e12
+  // B/s = 32.768 ns: 4.227072 us (split 8: 2 waves of 2.097152 us + 65.536 ns = 4.25984 us).
+  // Hopper, one CTA over the whole depth: 2 * 16 * 64 * 4096 = 8,388,608 FLOP = 16.777216 us.
   GpuModel ampere = toy_gpu();
   ampere.architecture = "ampere";
   ampere.math["fp8_tensor"] = MathRate{4e12, 8e12};
   GpuModel hopper = ampere;
   hopper.architecture = "hopper";
-  const GemmShape shape{64, 64, 4096, "fp8_block"};
+  const GemmShape shape{16, 64, 4096, "fp8_block"};
   GemmCost split = gemm_cost(ampere, plain(), shape);
-  CHECK(split.time_s == Approx(16.908288e-6));
+  CHECK(split.time_s == Approx(4.227072e-6));
   CHECK(split.split_k == 4);
   GemmCost whole = gemm_cost(hopper, plain(), shape);
-  CHECK(whole.time_s == Approx(33.554432e-6));
+  CHECK(whole.time_s == Approx(16.777216e-6));
   CHECK(whole.split_k == 1);
   CHECK(whole.tile_m == 16);
-  // fp8 per-tensor on Hopper still splits: the same 4 CTAs of 16.777216 us plus partial sums.
-  GemmCost fp8 = gemm_cost(hopper, plain(), GemmShape{64, 64, 4096, "fp8"});
+  // fp8 per-tensor on Hopper still splits: the same 4 CTAs plus partial sums (memory: A 16 * 4096
+  // * (1 + 5) = 393,216 B + W 262,144 B + C 2,048 B = 0.657 us, under the math).
+  GemmCost fp8 = gemm_cost(hopper, plain(), GemmShape{16, 64, 4096, "fp8"});
   CHECK(fp8.split_k == 4);
-  CHECK(fp8.time_s == Approx(16.908288e-6));
+  CHECK(fp8.time_s == Approx(4.227072e-6));
 }
 
 TEST_CASE("gemm model: never below the datasheet floor", "[gemm_model]") {
