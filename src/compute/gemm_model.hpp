@@ -1,6 +1,7 @@
 #pragma once
-// One GEMM from the GPU's physics: CTA tiles quantized into waves over the SMs, the K loop with
-// its pipeline fill, split-K for skinny shapes, operand traffic through L2 and HBM, the
+// One GEMM from the GPU's physics: CTA tiles (small-M ones for a few tokens) quantized into waves
+// over the SMs, the K loop with its pipeline fill, split-K for skinny shapes (not where the
+// library has none: Hopper's block-scaled fp8), operand traffic through L2 and HBM, the
 // quantization passes of a recipe, and a clock that sags to its power-limited value on long
 // kernels. Constants per (architecture, dtype) from models/compute.json "kernels".
 #include <string>

@@ -31,6 +31,8 @@ struct GemmShape {
   /// layer's weights once per step). > 0: a benchmark replaying the call that rotates this many
   /// weight copies, so weight, activation and output stay in L2 when they fit together.
   /// kReplayWeightCopies: the kernel tables' rc20 collector rule, max(1, min(5, ceil(L2 / weight))).
+  /// The A100 1.0.0 table's older collector rotated 5 copies always (collect_gemm.py@e46d9089f:61-118
+  /// as shared/reference/kernels/README.md reads it): weight_copies = 5 for its rows.
   double weight_copies = 0;
 };
 

@@ -94,6 +94,83 @@ TEST_CASE("gemm model: a memory-bound GEMV, from DRAM or replayed from L2", "[ge
   CHECK(r.floor_s == Approx(262144 / 1e10));
 }
 
+TEST_CASE("gemm model: a one-token GEMM runs on a small-M tile", "[gemm_model]") {
+  // 1x256x4096 bf16, weights from DRAM. Memory: A 4096 * 2 = 8,192 B, W 4096 * 256 * 2 =
+  // 2,097,152 B, C 256 * 2 = 512 B: 2,105,856 B at 1e12 B/s = 2.105856 us.
+  // 16x64 tiles: 4 tiles in one wave, each 2 * 16 * 64 * 4096 = 8,388,608 FLOP at 5e11 =
+  // 16.777216 us. 16x128 split 2 (4 CTAs of the same FLOPs) adds fp32 partial sums 256 * 8 B * 2
+  // = 4,096 B at 1e12 B/s: 16.781312 us; 16x64 split 2: 2 waves of 8.388608 us + 4.096 ns;
+  // 32x64: 33.55 us. The 64-row tiles alone take 67.108864 us at best (64x64: 4 tiles of
+  // 2 * 64 * 64 * 4096 FLOP; 64x256 split 4 and 64x128 split 2 the same plus partial sums).
+  // Operand loads (1 * 2 + 64 * 2) B * 4096 at 100 * 1e12 / 4 B/s = 21 ns stay under the math.
+  GemmCost c = gemm_cost(toy_gpu(), plain(), GemmShape{1, 256, 4096, "bf16"});
+  CHECK(c.time_s == Approx(16.777216e-6));
+  CHECK(c.tile_m == 16);
+  CHECK(c.tile_n == 64);
+  CHECK(c.split_k == 1);
+  CHECK(c.bound == "math");
+  // floor: the DRAM bytes, 2,105,856 B at 1e12 B/s (the math, 2,097,152 FLOP at 4e12, is 0.52 us)
+  CHECK(c.floor_s == Approx(2.105856e-6));
+}
+
+TEST_CASE("gemm model: Hopper's block-scaled fp8 has no split-K", "[gemm_model]") {
+  // 16x64x4096 fp8_block on the toy GPU with an fp8 dense peak of 4e12 (5e11 per SM at 0.5).
+  // Memory: A 16 * 4096 * (1 + 4/128 + 3 + 4/128) B = 266,240 B, W 4096 * 64 = 262,144 B,
+  // C 16 * 64 * 2 = 2,048 B: 0.530432 us, so the math decides.
+  // With split-K (Ampere): one 16x64 tile split 4 = 4 CTAs in one wave, 2 * 16 * 64 * 1024 =
+  // 2,097,152 FLOP at 5e11 = 4.194304 us, plus partial sums 16 * 64 * 8 B * 4 = 32,768 B at 1e12
+  // B/s = 32.768 ns: 4.227072 us (split 8: 2 waves of 2.097152 us + 65.536 ns = 4.25984 us).
+  // Hopper, one CTA over the whole depth: 2 * 16 * 64 * 4096 = 8,388,608 FLOP = 16.777216 us.
+  GpuModel ampere = toy_gpu();
+  ampere.architecture = "ampere";
+  ampere.math["fp8_tensor"] = MathRate{4e12, 8e12};
+  GpuModel hopper = ampere;
+  hopper.architecture = "hopper";
+  const GemmShape shape{16, 64, 4096, "fp8_block"};
+  GemmCost split = gemm_cost(ampere, plain(), shape);
+  CHECK(split.time_s == Approx(4.227072e-6));
+  CHECK(split.split_k == 4);
+  GemmCost whole = gemm_cost(hopper, plain(), shape);
+  CHECK(whole.time_s == Approx(16.777216e-6));
+  CHECK(whole.split_k == 1);
+  CHECK(whole.tile_m == 16);
+  // fp8 per-tensor on Hopper still splits: the same 4 CTAs plus partial sums (memory: A 16 * 4096
+  // * (1 + 5) = 393,216 B + W 262,144 B + C 2,048 B = 0.657 us, under the math).
+  GemmCost fp8 = gemm_cost(hopper, plain(), GemmShape{16, 64, 4096, "fp8"});
+  CHECK(fp8.split_k == 4);
+  CHECK(fp8.time_s == Approx(4.227072e-6));
+}
+
+TEST_CASE("gemm model: never below the datasheet floor", "[gemm_model]") {
+  // Over a grid of shapes, dtypes, replay rules, architectures and constant sets (the priors,
+  // the toy's plain set, and every fraction at its bound 1 with no fill, overhead or sag), the
+  // time is at least max(FLOPs at the dense peak, DRAM bytes at the datasheet bandwidth).
+  GpuModel gpu = toy_gpu();
+  gpu.math["fp8_tensor"] = MathRate{8e12, 16e12};
+  std::vector<KernelConstants> sets = {plain(), KernelConstants{{1, 0, 0, 1, 0, 100, 1, 1, 0, 20}}};
+  KernelConstants priors;
+  for (const KernelParameter& p : gemm_parameters()) priors.values.push_back(p.prior);
+  sets.push_back(priors);
+  const double sizes[] = {1, 7, 64, 300, 4096, 65536};
+  int checked = 0;
+  for (const char* arch : {"ampere", "hopper"})
+    for (const char* dtype : {"bf16", "fp8", "fp8_block"})
+      for (double copies : {0.0, kReplayWeightCopies, 5.0})
+        for (const KernelConstants& c : sets)
+          for (double m : sizes)
+            for (double n : sizes)
+              for (double k : sizes) {
+                gpu.architecture = arch;
+                GemmShape shape{m, n, k, dtype};
+                shape.weight_copies = copies;
+                const GemmCost cost = gemm_cost(gpu, c, shape);
+                REQUIRE(cost.time_s >= cost.floor_s * (1 - 1e-12));
+                REQUIRE(cost.floor_s > 0);
+                ++checked;
+              }
+  CHECK(checked == 2 * 3 * 3 * 3 * 6 * 6 * 6);
+}
+
 TEST_CASE("gemm model: bad shapes, dtypes and constants", "[gemm_model]") {
   CHECK_THROWS_AS(gemm_cost(toy_gpu(), plain(), GemmShape{0, 1, 1, "bf16"}), std::invalid_argument);
   CHECK_THROWS_AS(gemm_cost(toy_gpu(), plain(), GemmShape{1, 1, 1, "fp8"}), std::invalid_argument);  // no fp8 peak
