@@ -94,9 +94,13 @@ std::string header(const GpuModel& gpu, const ComputeModel& model, const Kernel&
   std::string launch = "launch " + fixed(model.launch_s / kUs, 2) + " us";
   if (kernel.kind == Kernel::Kind::memory) return out + "# time = max(" + memory + ", " + launch + ")\n";
   double peak = cost.flops / (cost.math_s * cost.efficiency);
-  out += "# time = max(math, " + memory + ", " + launch + "); efficiency: fraction of the " + fixed(peak / kTera, 1) +
-         " TFLOPS " + kernel.dtype + (kernel.sparse ? " 2:4 sparse" : " dense") + " peak this shape reaches\n";
-  if (kernel.sparse) out += "# speedup: dense time / 2:4 sparse time of the same shape\n";
+  out += "# GEMM model (tiles in waves over the SMs, split-K, L2/HBM traffic, power-limited clock) with the " +
+         model.name + " constants solved from NVIDIA's kernel tables (topsim calibrate --kernels); efficiency: "
+         "fraction of the " + fixed(peak / kTera, 1) + " TFLOPS " + kernel.dtype +
+         (kernel.sparse ? " 2:4 sparse" : " dense") + " peak this shape reaches\n";
+  if (kernel.sparse)
+    out += "# speedup: dense time / 2:4 sparse time of the same shape; the sparse main loop runs " +
+           fixed(model.sparse_speedup, 3) + "x faster, never more than 2x\n";
   return out;
 }
 
