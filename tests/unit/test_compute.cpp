@@ -124,7 +124,13 @@ TEST_CASE("compute: every bundled GPU has SMs and a compute model with GEMM and 
   }
   const ComputeModel& ampere = catalog().compute("ampere", {});
   CHECK(ampere.launch_s == Approx(6.395e-6));  // solved on TensorRT's BERT demo (docs/inference.md)
-  CHECK(ampere.sparse_speedup == 1.38);
+  // 2:4 sparsity does at most half the math: every architecture's speedup is 0 (no 2:4 path) or
+  // in (1, 2] (ampere 1.38 at the time of writing).
+  for (const auto& [architecture, model] : catalog().compute_models()) {
+    INFO(architecture);
+    CHECK((model.sparse_speedup == 0 || (model.sparse_speedup > 1 && model.sparse_speedup <= 2)));
+  }
+  CHECK(ampere.sparse_speedup > 1);
   CHECK(ampere.kernels_from.empty());
   // Volta runs with Ampere's constants (kernels_from) and has no 2:4 sparse path.
   const ComputeModel& volta = catalog().compute("volta", {});
@@ -188,11 +194,13 @@ TEST_CASE("compute: A100 80GB fp16 Linear 10240->3072 against the PyTorch sparsi
   CHECK(dense.time_s == Approx(group_constant(ampere, "gemm/bf16", "overhead_s") + 3 * wave_s));
   CHECK(dense.time_s == Approx(766.1e-6).epsilon(1e-3));
   CHECK(dense.time_s == Approx(0.870e-3).epsilon(0.13));  // within its current error, -11.9%, not tighter
-  // 2:4: the main loop at sparse_speedup 1.38 x the dense rate, W stored at 0.5625: 555.9 us,
-  // 1.378x the dense time (the tutorial: 870 / 630 = 1.381x).
+  // 2:4: the same tiles and waves with the main loop (fill included) at sparse_speedup (1.38)
+  // x the dense rate, W stored at 0.5625; the overhead is not sped up: 2.688 + 3 x 254.5 / 1.38 =
+  // 555.9 us, 1.378x the dense time (the tutorial: 870 / 630 = 1.381x).
   KernelCost sparse = cost("a100-80gb", gemm(3072, 3072, 10240, "fp16", true));
   CHECK(sparse.bound == "math");
-  CHECK(dense.time_s / sparse.time_s == Approx(870.0 / 630).epsilon(0.01));
+  CHECK(sparse.time_s == Approx(group_constant(ampere, "gemm/bf16", "overhead_s") + 3 * wave_s / ampere.sparse_speedup));
+  CHECK(dense.time_s / sparse.time_s < ampere.sparse_speedup);
 }
 
 TEST_CASE("compute: A100 80GB fp16 2:4 Linear 10240->3072 within its 5% calibration tolerance", "[!shouldfail]") {
