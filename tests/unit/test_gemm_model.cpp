@@ -63,11 +63,13 @@ TEST_CASE("gemm model: overhead, power sag and 2:4 sparsity", "[gemm_model]") {
   GemmCost c = gemm_cost(toy_gpu(), k, GemmShape{512, 256, 1024, "bf16"});
   const double core = 134.217728e-6;
   CHECK(c.time_s == Approx(5e-6 + core * (1 + 0.25 * core / (core + 1e-4))));
-  // 2:4 at the largest speedup, 2: the tile takes 67.108864 us, exactly the sparse floor
-  // (268,435,456 FLOP at 8e12); never faster than half the dense time.
+  // 2:4 at the largest speedup, 2: the tile takes 67.108864 us, half the dense time and twice the
+  // sparse floor (268,435,456 FLOP at 8e12 = 33.554432 us; tile_rate_fraction 0.5); never
+  // faster than half the dense time.
   GemmCost dense = gemm_cost(toy_gpu(), plain(), GemmShape{512, 256, 1024, "bf16"});
   GemmCost sparse = gemm_cost(toy_gpu(), plain(), GemmShape{512, 256, 1024, "bf16"}, 2);
   CHECK(sparse.time_s == Approx(67.108864e-6));
+  CHECK(sparse.floor_s == Approx(33.554432e-6));
   CHECK(sparse.time_s >= dense.time_s / 2 * (1 - 1e-12));
   CHECK_THROWS_AS(gemm_cost(toy_gpu(), plain(), GemmShape{512, 256, 1024, "bf16"}, 2.5), std::invalid_argument);
 }

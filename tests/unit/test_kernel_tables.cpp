@@ -188,11 +188,10 @@ TEST_CASE("fit: soft-L1 loss and malformed problems") {
 namespace {
 
 std::string compute_json(const std::string& kernels) {
-  return R"({"description": "d", "compute_models": {"ampere": {"description": "d", "gemm_efficiency": 0.8,
-    "conv_efficiency": 1, "tile_m": 128, "tile_n": 256, "k_half": 64, "memory_efficiency": 0.9, "launch": "4us",
+  return R"({"description": "d", "compute_models": {"ampere": {"description": "d",
+    "conv_efficiency": 1, "memory_efficiency": 0.9, "launch": "4us",
     "kernels": )" + kernels + R"(,
-    "sources": {"gemm_efficiency": {"assumed": "a"}, "conv_efficiency": {"assumed": "a"}, "tile_m": {"assumed": "a"},
-      "tile_n": {"assumed": "a"}, "k_half": {"assumed": "a"}, "memory_efficiency": {"assumed": "a"},
+    "sources": {"conv_efficiency": {"assumed": "a"}, "memory_efficiency": {"assumed": "a"},
       "launch": {"assumed": "a"}}}}})";
 }
 
