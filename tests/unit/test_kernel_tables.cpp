@@ -36,7 +36,7 @@ TEST_CASE("kernel tables: GEMM rows as the reference tables write them") {
   CHECK(t.rows[0].line == 2);
   CHECK(t.rows[0].device == "NVIDIA H100 80GB HBM3");
   CHECK(t.rows[0].kernel_source == "torch_flow");
-  CHECK(t.rows[1].row.gemm.dtype == "int8");  // sq: SmoothQuant W8A8
+  CHECK(t.rows[1].row.gemm.dtype == "sq");  // SmoothQuant W8A8, its own recipe
   CHECK(t.rows[1].cells.size() == 10);
 }
 
