@@ -27,12 +27,15 @@ std::string phase_label(KernelFamily phase) { return phase == KernelFamily::deco
 double element_B(const std::string& dtype) {
   if (dtype == "bf16" || dtype == "fp16") return 2;
   if (dtype == "fp8" || dtype == "int8") return 1;
+  if (dtype == "tf32" || dtype == "fp32") return 4;
   return 0;
 }
 
 /// The GPU's dense tensor peak for the attention's math dtype.
 double dense_peak_flops_per_s(const GpuModel& gpu, const std::string& dtype) {
-  const auto it = gpu.math.find(dtype + "_tensor");
+  // Tensor cores where the GPU has them for the dtype, else its vector units (fp32 on Volta).
+  auto it = gpu.math.find(dtype + "_tensor");
+  if ((it == gpu.math.end() || it->second.dense_flops_per_s <= 0) && dtype == "fp32") it = gpu.math.find(dtype);
   if (it == gpu.math.end() || it->second.dense_flops_per_s <= 0)
     throw std::invalid_argument("attention: GPU '" + gpu.name + "' states no dense " + dtype +
                                 " tensor rate (models/gpus.json math." + dtype + "_tensor)");
@@ -52,15 +55,17 @@ void check_shape(const GpuModel& gpu, const KernelConstants& constants, const At
     throw std::invalid_argument("prefill attention: kv_len must equal q_len (causal, nothing cached)");
   if (shape.phase == KernelFamily::decode && (shape.q_len != 1 || !(shape.kv_len > 0)))
     throw std::invalid_argument("decode attention: q_len must be 1 and kv_len (tokens cached) positive");
-  // int8: TensorRT's INT8 fused multi-head attention (prefill of an int8 engine) at the int8 peak.
+  // int8: TensorRT's INT8 fused multi-head attention (prefill of an int8 engine) at the int8 peak;
+  // tf32 and fp32: an fp32 encoder's attention at its own (slower) peak, with the same tiling.
+  const bool prefill_only = shape.dtype == "fp8" || shape.dtype == "int8" || shape.dtype == "tf32" || shape.dtype == "fp32";
   const bool math_known = shape.dtype == "bf16" || shape.dtype == "fp16" ||
-                          ((shape.dtype == "fp8" || shape.dtype == "int8") && shape.phase == KernelFamily::prefill);
+                          (prefill_only && shape.phase == KernelFamily::prefill);
   if (!math_known)
     throw std::invalid_argument(label + " attention: unknown math dtype '" + shape.dtype + "' (valid: bf16, fp16" +
-                                (shape.phase == KernelFamily::prefill ? ", fp8, int8)" : ")"));
+                                (shape.phase == KernelFamily::prefill ? ", fp8, int8, tf32, fp32)" : ")"));
   if (element_B(shape.kv_dtype) <= 0)
     throw std::invalid_argument(label + " attention: unknown kv_dtype '" + shape.kv_dtype +
-                                "' (valid: bf16, fp16, fp8, int8)");
+                                "' (valid: bf16, fp16, fp8, int8, tf32, fp32)");
   const std::size_t expected = attention_parameters(shape.phase).size();
   if (constants.values.size() != expected)
     throw std::invalid_argument(label + " attention: " + std::to_string(constants.values.size()) +

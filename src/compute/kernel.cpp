@@ -92,7 +92,7 @@ AttentionShape attention_shape(const Kernel& kernel) {
     a.q_len = 1;
     a.kv_len = kernel.n;
     // decode math stays 16-bit over an 8-bit cache
-    a.dtype = kernel.dtype == "fp8" || kernel.dtype == "int8" ? "bf16" : a.dtype;
+    a.dtype = kernel.dtype == "fp16" ? "fp16" : "bf16";
   } else {
     a.phase = KernelFamily::prefill;
     a.batch = kernel.batch;
