@@ -53,7 +53,7 @@ std::string header(const TransformerSpec& m, const LlmLayout& L, const LlmResult
   text += "# floors (docs/llm.md): compute " + fixed(f.compute_s, 3) + " s, GPU links " + fixed(f.gpu_links_s, 3) +
           " s, network " + fixed(f.network_s, 3) + " s; the iteration is " + fixed(r.iteration_s / f.iteration_s(), 2) +
           " times the " + f.binding() + " floor\n";
-  text += "# mfu: model FLOPs (Megatron's count, docs/llm.md) over the dense 16-bit peak; hfu adds recomputation\n";
+  text += "# mfu: model FLOPs (Megatron's count, docs/llm.md) over the dense peak of the GEMMs' math (fp8 runs: the fp8 peak); hfu adds recomputation\n";
   return text;
 }
 

@@ -222,7 +222,9 @@ struct LlmIteration::Impl {
     const double tokens = double(L.global_batch) * L.seq_len;
     out.tokens_per_s = tokens / iteration_s;
     IterationFlops flops = iteration_flops(model, L.seq_len, L.global_batch, L.recompute);
-    const std::string peak_key = L.precision == "fp16" ? "fp16_tensor" : "bf16_tensor";
+    // The dense peak of the math the GEMMs run at: fp8 runs against the fp8 peak, so that the
+    // hardware's FLOP rate can never exceed it (MFU <= HFU <= 1).
+    const std::string peak_key = L.precision == "fp16" ? "fp16_tensor" : L.precision == "fp8" ? "fp8_tensor" : "bf16_tensor";
     auto peak = gpu.math.find(peak_key);
     const double peak_flops_per_s = peak == gpu.math.end() ? 0 : peak->second.dense_flops_per_s;
     out.tflops_per_gpu = flops.model / iteration_s / out.gpus / 1e12;
