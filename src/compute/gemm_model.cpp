@@ -102,7 +102,8 @@ constexpr double kMaxReplayCopies = 5;
 /// fit beside it.
 struct Traffic {
   double time_s = 0;
-  double dram_B = 0;  ///< bytes that must come from memory (the floor's share)
+  double bytes_B = 0;  ///< activation side and weight, once each
+  double dram_B = 0;   ///< bytes that must come from memory (the floor's share)
 };
 
 Traffic memory_traffic(const GpuModel& gpu, const GemmShape& s, const Recipe& r, double weight_B, double bandwidth,
@@ -110,12 +111,13 @@ Traffic memory_traffic(const GpuModel& gpu, const GemmShape& s, const Recipe& r,
   const double activation = (s.m * s.k * (r.activation_B + r.quantize_B) + s.m * s.n * r.output_B) * s.batch;
   const double weight = s.k * s.n * weight_B * s.batch;
   const double l2 = gpu.l2_B;
-  if (s.weight_copies == 0 || !(l2 > 0)) return {(activation + weight) / bandwidth, activation + weight};
+  const double bytes = activation + weight;
+  if (s.weight_copies == 0 || !(l2 > 0)) return {bytes / bandwidth, bytes, bytes};
   const double copies = s.weight_copies > 0 ? s.weight_copies
                                             : std::max(1.0, std::min(kMaxReplayCopies, std::ceil(l2 / weight)));
-  if (copies * weight + activation <= l2) return {(activation + weight) / (bandwidth * l2_factor), 0};
-  if (activation <= l2) return {activation / (bandwidth * l2_factor) + weight / bandwidth, weight};
-  return {(activation + weight) / bandwidth, activation + weight};
+  if (copies * weight + activation <= l2) return {bytes / (bandwidth * l2_factor), bytes, 0};
+  if (activation <= l2) return {activation / (bandwidth * l2_factor) + weight / bandwidth, bytes, weight};
+  return {bytes / bandwidth, bytes, bytes};
 }
 
 }  // namespace
@@ -198,10 +200,9 @@ GemmCost gemm_cost(const GpuModel& gpu, const KernelConstants& constants, const 
     }
   }
   cost.math_s = best;
-  cost.bytes_B =
-      (m * k * (recipe->activation_B + recipe->quantize_B) + k * n * weight_B + m * n * recipe->output_B) * batch;
   const Traffic traffic = memory_traffic(gpu, shape, *recipe, weight_B, bandwidth, c[kL2]);
   cost.memory_s = traffic.time_s;
+  cost.bytes_B = traffic.bytes_B;
   // At boost clock the kernel takes `core`; the longer it runs, the closer its clock sags to the
   // power-limited value, halfway at power_time_constant_s.
   double core = std::max(cost.math_s, cost.memory_s);

@@ -56,9 +56,6 @@ std::string supported(const GpuModel& gpu, bool sparse) {
   return names.empty() ? "none" : join(names, ", ");
 }
 
-/// The GEMM recipe of a kernel's math type: each math type is its own recipe (gemm_dtypes()).
-const std::string& gemm_recipe(const std::string& dtype) { return dtype; }
-
 /// The fitted GEMM constants a kernel of `dtype` runs with: its own group where the kernel tables
 /// timed that recipe on this architecture, else the architecture's bf16 group (the same tiles,
 /// pipeline and clock behaviour, at the dtype's own datasheet peak: an assumption docs/validation.md
@@ -82,8 +79,8 @@ const KernelConstants& family_constants(const ComputeModel& model, KernelFamily 
 AttentionShape attention_shape(const Kernel& kernel) {
   AttentionShape a;
   a.head_dim = kernel.k;
-  a.dtype = kernel.dtype == "fp8" ? "fp8" : kernel.dtype;
-  a.kv_dtype = kernel.dtype == "fp8" ? "fp8" : kernel.dtype;
+  a.dtype = kernel.dtype;
+  a.kv_dtype = kernel.dtype;
   if (kernel.m == 1) {
     a.phase = KernelFamily::decode;
     a.batch = kernel.batch / kernel.group;
@@ -158,9 +155,10 @@ KernelCost kernel_cost(const GpuModel& gpu, const ComputeModel& model, const Ker
     if (kernel.sparse && !(model.sparse_speedup > 1))
       throw std::invalid_argument("the " + model.name + " compute model has no sparse_speedup (no 2:4 sparse path)");
     const KernelConstants& constants = family_constants(model, KernelFamily::gemm, kernel.dtype);
-    GemmShape shape{kernel.m, kernel.n, kernel.k, gemm_recipe(kernel.dtype), kernel.batch};
-    const GemmCost g = gemm_cost(gpu, constants, shape, kernel.sparse ? model.sparse_speedup : 1,
-                                 &gpu.math.at(math_key(gpu, kernel.dtype)));
+    // Each math type is its own GEMM recipe (gemm_dtypes()), run at the rate kernel_unavailable checked.
+    const MathRate& rate = gpu.math.at(math_key(gpu, kernel.dtype));
+    GemmShape shape{kernel.m, kernel.n, kernel.k, kernel.dtype, kernel.batch};
+    const GemmCost g = gemm_cost(gpu, constants, shape, kernel.sparse ? model.sparse_speedup : 1, &rate);
     // A convolution is the implicit GEMM of its shape, its math at conv_efficiency of that.
     const double conv = kernel.kind == Kernel::Kind::conv ? model.conv_efficiency : 1;
     cost.flops = g.flops;
@@ -168,7 +166,6 @@ KernelCost kernel_cost(const GpuModel& gpu, const ComputeModel& model, const Ker
     cost.bytes_B = kernel.bytes_B > 0 ? kernel.bytes_B : g.bytes_B;
     cost.memory_s = cost.bytes_B / bandwidth_Bps;
     cost.floor_s = std::max(g.floor_s, cost.bytes_B / gpu.memory_Bps);
-    const MathRate& rate = gpu.math.at(math_key(gpu, kernel.dtype));
     cost.efficiency = cost.flops / ((kernel.sparse ? rate.sparse_flops_per_s : rate.dense_flops_per_s) * cost.math_s);
     gemm_bound = g.bound == "overhead" ? "launch" : g.bound;
   }

@@ -74,7 +74,8 @@ ComputeModel read_compute(const std::string& name, const Json& value, const Sour
     m.memory_efficiency = r.number("memory_efficiency", 0, 1, true);
     params.add("memory_efficiency");
     m.launch_s = params.quantity(r, "launch", Quantity::time);
-    // Absent: no fitted kernel constants for this architecture (its kernels use the priors).
+    // Absent: no fitted kernel constants of this architecture's own (kernels_from lends them, else
+    // its GEMM and attention kernels are refused, naming the missing group).
     // Each group carries its own "sources" (calibrate --kernels writes them with the values).
     if (const Json* kernels = r.optional("kernels")) {
       expect_object(*kernels, r.at("kernels"));
