@@ -1,5 +1,7 @@
 #include "cli/coll_common.hpp"
 
+#include "collectives/nccl_transport.hpp"
+
 #include <algorithm>
 #include <map>
 
@@ -40,7 +42,8 @@ namespace {
 const std::vector<std::string>& env_keys() {
   static const std::vector<std::string> keys = {"NCCL_ALGO",          "NCCL_PROTO",         "NCCL_MIN_NCHANNELS",
                                                 "NCCL_MAX_NCHANNELS", "NCCL_P2P_DISABLE",   "NCCL_NVLS_ENABLE",
-                                                "NCCL_COLLNET_ENABLE", "NCCL_NET_GDR_LEVEL", "NCCL_IB_HCA"};
+                                                "NCCL_COLLNET_ENABLE", "NCCL_NET_GDR_LEVEL", "NCCL_IB_HCA",
+                                                "NCCL_P2P_LEVEL"};
   return keys;
 }
 
@@ -107,6 +110,11 @@ NcclEnv parse_nccl_env(const std::vector<std::string>& items) {
     else if (key == "NCCL_MIN_NCHANNELS") env.limits.min_channels = env_count(key, v);
     else if (key == "NCCL_MAX_NCHANNELS") env.limits.max_channels = env_count(key, v);
     else if (key == "NCCL_P2P_DISABLE") env.peer_access = !env_flag(key, v);
+    else if (key == "NCCL_P2P_LEVEL") {
+      // NCCL reads NCCL_P2P_DISABLE first and ignores the level when it is set (paths.cc ncclGetLevel).
+      env.peer_reach = parse_nccl_p2p_level(v);
+      if (!env.peer_reach) env.level_disables_p2p = true;
+    }
     else if (key == "NCCL_NVLS_ENABLE") env.limits.nvls = env_flag(key, v);
     else if (key == "NCCL_IB_HCA") env.ib_hca = join(values, ",");
     else if (key == "NCCL_COLLNET_ENABLE") env.limits.collnet = env_flag(key, v);
@@ -136,7 +144,8 @@ CollRequest request_of(const RequestArgs& args, CollOp op) {
 RouteOptions routes_of(const RequestArgs& args) {
   NcclEnv env = parse_nccl_env(args.env);
   RouteOptions routes;
-  routes.peer_access = !args.no_p2p && env.peer_access.value_or(true);
+  routes.peer_access = !args.no_p2p && env.peer_access.value_or(!env.level_disables_p2p);
+  routes.peer_reach = env.peer_reach;
   routes.gpu_direct = !args.no_gdr && env.gpu_direct.value_or(true);
   routes.ib_hca = env.ib_hca;
   if (args.routing == "ecmp") routes.routing = RoutingMode::ecmp;

@@ -34,11 +34,13 @@ RouteOptions routes_of(const RequestArgs& args);
 
 /// NCCL's environment as topsim models it: NCCL_ALGO, NCCL_PROTO, NCCL_MIN_NCHANNELS,
 /// NCCL_MAX_NCHANNELS, NCCL_P2P_DISABLE, NCCL_NVLS_ENABLE, NCCL_COLLNET_ENABLE,
-/// NCCL_NET_GDR_LEVEL, NCCL_IB_HCA. `items` are KEY=VALUE, or bare values continuing the previous key's
+/// NCCL_NET_GDR_LEVEL, NCCL_IB_HCA, NCCL_P2P_LEVEL. `items` are KEY=VALUE, or bare values continuing the previous key's
 /// list (--env NCCL_ALGO=ring,tree). UsageError naming the modelled keys for any other key.
 struct NcclEnv {
   TunerLimits limits;
   std::optional<bool> peer_access;
+  std::optional<PeerReach> peer_reach;  ///< NCCL_P2P_LEVEL beyond NVLink
+  bool level_disables_p2p = false;      ///< NCCL_P2P_LEVEL=LOC or 0
   std::optional<bool> gpu_direct;
   std::string ib_hca;  ///< NCCL_IB_HCA as given
 };
