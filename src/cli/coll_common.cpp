@@ -178,4 +178,24 @@ std::string communicator_text(const Communicator& comm) {
          " NIC rails per server (" + join(parts, ", ") + ")";
 }
 
+std::string ring_transports_text(const Communicator& comm) {
+  if (comm.across_network() || comm.rings().orders.empty()) return "";
+  const std::vector<int>& order = comm.rings().orders.front();
+  std::map<RouteKind, std::vector<std::string>> hops;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    int from = order[i], to = order[(i + 1) % order.size()];
+    hops[comm.fabric().arc(from, to).kind].push_back(std::to_string(from) + ">" + std::to_string(to));
+  }
+  if (hops.size() == 1 && hops.begin()->first == RouteKind::nvlink) return "";
+  static const std::map<RouteKind, std::string> names = {{RouteKind::nvlink, "P2P over NVLink"},
+                                                          {RouteKind::pcie_peer, "P2P over PCIe"},
+                                                          {RouteKind::host_staged, "SHM through host memory"},
+                                                          {RouteKind::network, "NET"}};
+  std::vector<std::string> parts;
+  for (const auto& [kind, list] : hops) parts.push_back(names.at(kind) + " " + join(list, " "));
+  const RouteOptions& o = comm.fabric().options();
+  std::string level = !o.peer_access ? "P2P disabled" : std::string("P2P level ") + to_string(o.peer_reach.value_or(PeerReach::socket));
+  return "ring transports (" + level + "): " + join(parts, "; ");
+}
+
 }  // namespace topsim

@@ -49,4 +49,9 @@ NcclEnv parse_nccl_env(const std::vector<std::string>& items);
 /// One line about a communicator: its GPUs and servers, and the rings or NIC rails it runs.
 std::string communicator_text(const Communicator& comm);
 
+/// The transport of each hop of a one-server communicator's first ring, as NCCL picks it (P2P
+/// over NVLink or PCIe, SHM through host memory), with the PCIe P2P level; "" when every hop is
+/// NVLink or the communicator spans a network.
+std::string ring_transports_text(const Communicator& comm);
+
 }  // namespace topsim
