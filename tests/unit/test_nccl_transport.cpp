@@ -5,6 +5,7 @@
 
 #include "collectives/communicator.hpp"
 #include "collectives/nccl_transport.hpp"
+#include "engine/simulator.hpp"
 #include "helpers.hpp"
 #include "routing/route.hpp"
 
@@ -118,4 +119,40 @@ TEST_CASE("nccl transport: a communicator's arcs follow the release's P2P level"
   Communicator wide(t, all_gpus(t), catalog().nccl_version("2.27"), phb);
   CHECK(wide.fabric().arc(1, 2).kind == RouteKind::pcie_peer);
   CHECK(wide.fabric().arc(3, 4).kind == RouteKind::host_staged);
+}
+
+namespace {
+
+CollResult simulate_one(const Topology& t, CollOp op, double size_B) {
+  Simulator sim;
+  Communicator comm(t, all_gpus(t), nccl());
+  CollRequest request;
+  request.op = op;
+  request.size_B = size_B;
+  PlatformRunner runner(sim, sim.add_platform(t, comm.routes(), comm.needs({request})));
+  return comm.run(request, runner);
+}
+
+}  // namespace
+
+TEST_CASE("nccl transport: two 2080 Ti share their switch's uplink through host memory") {
+  // SHM both ways: each GPU's bytes go up the one Gen3 x16 uplink into cpu0's memory and back
+  // down it. Allgather of S = 256 MiB on 2 ranks: each rank sends S/2 = 134217728 B. The uplink
+  // carries both ranks' flows each way at 15.754 GB/s x 0.7617 = 12.0 GB/s, 6.0 GB/s each:
+  // 134217728 / 6.0e9 = 22.37 ms; busbw = algbw x (n-1)/n = (S / t) / 2 = 6.0 GB/s. NCCL's
+  // latency terms (tens of us) stay under 0.5% of that.
+  Topology t = bundled("pcie-2x-rtx2080ti");
+  CollResult r = simulate_one(t, CollOp::allgather, 256.0 * 1024 * 1024);
+  CHECK(r.busbw_Bps == Approx(15.754e9 * 0.7617 / 2).epsilon(0.005));
+  CHECK(r.bound == "pcie0 -pcie3-x16-> cpu0 (100%)");
+}
+
+TEST_CASE("nccl transport: eight RTX 4090s ring through host memory, four flows per switch uplink") {
+  // pcie-8x-rtx4090: gpu0-3 under pcie0 on cpu0, gpu4-7 under pcie1 on cpu1, all SHM. The ring
+  // 0>1>...>7>0 sends 0>1, 1>2, 2>3 up and down pcie0's uplink, 3>4 up it, 7>0 down it: four
+  // flows each way at 31.508 GB/s x 0.7617 = 24.0 GB/s, 6.0 GB/s each, which is busbw.
+  Topology t = bundled("pcie-8x-rtx4090");
+  CollResult r = simulate_one(t, CollOp::allreduce, 256.0 * 1024 * 1024);
+  CHECK(r.busbw_Bps == Approx(31.508e9 * 0.7617 / 4).epsilon(0.005));
+  CHECK(r.bound.rfind("pcie", 0) == 0);
 }
