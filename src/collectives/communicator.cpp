@@ -93,12 +93,14 @@ Communicator::Communicator(const Topology& topology, std::vector<int> gpus, std:
 }
 
 RingSet Communicator::search_rings_as_nccl(NcclRingGraphCache* ring_graphs) {
-  // NCCL's graph search sees one server (ncclTopoGetSystem); GPUs of several servers in one
-  // NVLink domain, and communicators past what its search is written for, keep topsim's.
-  const int ranks_limit = 32;
+  // NCCL's graph search sees one server (ncclTopoGetSystem), or under MNNVL the servers of one
+  // NVLink domain fused into one system (this communicator spans no network, so its servers
+  // are one domain). Communicators past what the search is written for keep topsim's: 32
+  // ranks, or NCCL_TOPO_MAX_NODES where NVSwitches bound each step to two neighbours.
   bool one_server = true;
   for (int r = 0; r < ranks(); ++r) one_server &= fabric_.node_of_rank(r) == fabric_.node_of_rank(0);
-  if (ranks() < 2 || !one_server || ranks() > ranks_limit || !version_.graph.searchable) {
+  const int ranks_limit = nccl_search_rank_limit(fabric_.topology(), fabric_.gpus(), version_);
+  if (ranks() < 2 || (!one_server && !version_.graph.mnnvl) || ranks() > ranks_limit || !version_.graph.searchable) {
     RingSet set = search_rings(fabric_);
     set.max_channels = version_.max_channels;
     return set;

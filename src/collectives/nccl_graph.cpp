@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <set>
 
 #include "util/bytes.hpp"
 #include "util/error.hpp"
@@ -110,7 +111,8 @@ class RingSearch {
   };
 
   void build(const Topology& t, const std::vector<int>& gpus, const NcclVersion& v);
-  int node_for(const Topology& t, Vertex vx, int server, const std::map<int, int>& rank_of, std::map<Vertex, int>& ids);
+  int node_for(const Topology& t, Vertex vx, const std::set<int>& servers, const std::map<int, int>& rank_of,
+               std::map<Vertex, int>& ids);
   void connect(int a, int b, PathType type, double bw);
   void compute_paths(bool peer_access);
   void set_paths(int base);
@@ -131,18 +133,22 @@ class RingSearch {
   std::vector<NcclLink> links_;
   std::vector<int> gpu_nodes_;   ///< node ids of the GPUs in PCI (ordinal) order
   std::vector<int> cpu_nodes_;
+  bool has_nvs_ = false;  ///< system->nodes[NVS].count > 0
   std::map<std::pair<int, int>, NcclPath> paths_;  ///< (node, base) -> path from node to base
   std::vector<std::uint64_t> used_;             ///< per GPU index: channels it is in
   Graph tmp_, best_;
   std::vector<double> speed_list_;
 };
 
-int RingSearch::node_for(const Topology& t, Vertex vx, int server, const std::map<int, int>& rank_of,
+int RingSearch::node_for(const Topology& t, Vertex vx, const std::set<int>& servers, const std::map<int, int>& rank_of,
                          std::map<Vertex, int>& ids) {
   auto it = ids.find(vx);
   if (it != ids.end()) return it->second;
   const Device& d = t.device(vx);
-  if (d.node != server) return -1;
+  // An NVSwitch outside the servers (a GB200 tray's NVLink switch trays) is still an NVS to
+  // NCCL: NVML names the far end of every NVLink, and an end the host cannot see is taken for
+  // an NVSwitch (xml.cc:866-871@v2.28.9-1).
+  if (!servers.count(d.node) && d.type != DeviceType::nvswitch) return -1;
   NcclNode n;
   switch (d.type) {
     case DeviceType::gpu: {
@@ -158,6 +164,7 @@ int RingSearch::node_for(const Topology& t, Vertex vx, int server, const std::ma
       for (const auto& [v, id] : ids)
         if (nodes_[static_cast<std::size_t>(id)].kind == NcclNodeKind::nvs) return ids[vx] = id;
       n.kind = NcclNodeKind::nvs;
+      has_nvs_ = true;
       break;
     }
     case DeviceType::pcie_switch: n.kind = NcclNodeKind::pci; break;
@@ -189,16 +196,23 @@ void RingSearch::connect(int a, int b, PathType type, double bw) {
 void RingSearch::build(const Topology& t, const std::vector<int>& gpus, const NcclVersion& v) {
   std::map<int, int> rank_of;
   for (std::size_t r = 0; r < gpus.size(); ++r) rank_of[gpus[r]] = static_cast<int>(r);
-  const int server = t.node_of(gpus.front());
+  // One server, or under MNNVL the servers of one NVLink domain, whose systems NCCL fuses into
+  // one (the caller decides which applies).
+  std::set<int> servers;
+  for (int g : gpus) servers.insert(t.node_of(g));
   std::map<Vertex, int> ids;
   std::vector<std::pair<int, int>> ordered;  // (ordinal, node)
-  for (int g : gpus) ordered.push_back({g, node_for(t, t.gpu(g), server, rank_of, ids)});
+  for (int g : gpus) ordered.push_back({g, node_for(t, t.gpu(g), servers, rank_of, ids)});
   std::sort(ordered.begin(), ordered.end());
   for (const auto& [ordinal, node] : ordered) gpu_nodes_.push_back(node);
-  // Links with an end in this server, in the file's order: nodes are numbered as met.
+  // Links with an end in these servers, server by server in the file's order: nodes are
+  // numbered as met. A link between two of them is met twice and taken once.
+  std::set<std::size_t> seen;
+  for (int server : servers)
   for (std::size_t index : t.server_links(server)) {
+    if (!seen.insert(index).second) continue;
     const Link& link = t.link(index);
-    int a = node_for(t, link.a, server, rank_of, ids), b = node_for(t, link.b, server, rank_of, ids);
+    int a = node_for(t, link.a, servers, rank_of, ids), b = node_for(t, link.b, servers, rank_of, ids);
     if (a < 0 || b < 0 || a == b) continue;
     const NcclNode &na = nodes_[static_cast<std::size_t>(a)], &nb = nodes_[static_cast<std::size_t>(b)];
     double bw = 0;
@@ -351,11 +365,25 @@ std::vector<int> RingSearch::next_gpus(int g) const {
   };
   const int n = static_cast<int>(gpu_nodes_.size());
   const std::uint64_t flag = 1ULL << tmp_.channels;
+  auto open = [&](int h) {
+    const NcclPath& p = paths_.at({gpu_nodes_[static_cast<std::size_t>(g)], gpu_nodes_[static_cast<std::size_t>(h)]});
+    return !p.links.empty() && !(used_[static_cast<std::size_t>(h)] & flag);
+  };
+  if (data_.nvswitch_neighbours_first && has_nvs_) {
+    // Behind NVSwitches only the ring neighbours are tried: NCCL sorts the candidates, moves
+    // the next GPU to the front, then the previous one before it, and drops the rest
+    // (search.cc:282-307@v2.28.9-1), so the sort never shows: previous first, then next.
+    std::vector<int> out;
+    const int next = (g + 1) % n, prev = (g - 1 + n) % n;
+    if (open(prev)) out.push_back(prev);
+    if (next != prev && open(next)) out.push_back(next);
+    return out;
+  }
   std::vector<Score> scores;
   for (int i = 1; i < n; ++i) {
     int h = (g + i) % n;
+    if (!open(h)) continue;
     const NcclPath& p = paths_.at({gpu_nodes_[static_cast<std::size_t>(g)], gpu_nodes_[static_cast<std::size_t>(h)]});
-    if (p.links.empty() || (used_[static_cast<std::size_t>(h)] & flag)) continue;
     scores.push_back({h, i, static_cast<int>(p.links.size()), static_cast<long>(p.bw / 1e9)});  // NCCL keeps an int GB/s
   }
   std::stable_sort(scores.begin(), scores.end(), [](const Score& x, const Score& y) {
@@ -559,6 +587,20 @@ std::string RingSearch::signature(bool peer_access) const {
   out.put(gpu_nodes_);
   out.put(cpu_nodes_);
   return out.take();
+}
+
+int nccl_search_rank_limit(const Topology& topology, const std::vector<int>& gpus, const NcclVersion& version) {
+  const int searched = 32;  // topsim's bound on a search without NCCL's NVSwitch shortcut
+  if (!version.graph.nvswitch_neighbours_first || version.graph.topo_max_nodes <= 0) return searched;
+  for (int g : gpus) {
+    bool nvswitch = false;
+    const Vertex v = topology.gpu(g);
+    for (Edge e : boost::make_iterator_range(boost::out_edges(v, topology.graph())))
+      nvswitch |= topology.link(e).kind == LinkKind::nvlink &&
+                  topology.device(topology.other_end(e, v)).type == DeviceType::nvswitch;
+    if (!nvswitch) return searched;
+  }
+  return std::max(searched, version.graph.topo_max_nodes);
 }
 
 NcclRingGraph nccl_ring_graph(const Topology& topology, const std::vector<int>& gpus, const NcclVersion& version,

@@ -45,7 +45,13 @@ class NcclRingGraphCache {
   std::map<std::pair<std::string, std::string>, NcclRingGraph> graphs_;
 };
 
-/// Searches the rings of the GPUs `gpus` (topology ordinals in rank order, all in one server)
+/// The most ranks nccl_ring_graph searches for `gpus`: 32, or the line's NCCL_TOPO_MAX_NODES
+/// where every GPU has an NVLink to an NVSwitch and the line tries only ring neighbours behind
+/// NVSwitches (each step then has at most two candidates, so the search stays short).
+int nccl_search_rank_limit(const Topology& topology, const std::vector<int>& gpus, const NcclVersion& version);
+
+/// Searches the rings of the GPUs `gpus` (topology ordinals in rank order, all in one server,
+/// or under MNNVL in the servers of one NVLink domain)
 /// as NCCL `version` does. `peer_access` false is NCCL_P2P_DISABLE=1: every path goes through
 /// the CPU. UsageError when the line has no graph_search data. With `cache`, a search whose
 /// input it holds is not run again.

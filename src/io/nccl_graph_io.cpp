@@ -113,6 +113,10 @@ NcclGraphData read_nccl_graph_data(const Json& value, const SourceRef& where) {
     g.duplicate_cap_channels = d.integer("over_channels", 0, 64);
     d.finish();
   }
+  // Absent on lines before NCCL 2.19 (neighbours) and 2.21 (MNNVL): neither behaviour.
+  if (r.has("nvswitch_neighbours_first")) g.nvswitch_neighbours_first = r.boolean("nvswitch_neighbours_first");
+  if (r.has("mnnvl")) g.mnnvl = r.boolean("mnnvl");
+  if (r.has("topo_max_nodes")) g.topo_max_nodes = static_cast<int>(bounded_integer(r, "topo_max_nodes", 2, 1 << 16));
   r.finish();
   return g;
 }

@@ -48,6 +48,15 @@ struct NcclGraphData {
   std::vector<std::string> duplicate_cap_architectures;
   double duplicate_cap_Bps = 0;
   int duplicate_cap_channels = 0;
+  /// NVSwitch systems try only a GPU's ring neighbours (next, then previous, in the system's
+  /// GPU order) as its next hop (ncclTopoSearchNextGpuSort, NCCL 2.19 on).
+  bool nvswitch_neighbours_first = false;
+  /// MNNVL: the GPUs of one NVLink domain on several hosts are fused into one system and
+  /// searched as one server (ncclTopoGetSystem's clique fusion, NCCL 2.21 on).
+  bool mnnvl = false;
+  /// NCCL_TOPO_MAX_NODES: the most GPUs one system holds; 0 where not transcribed (such a line
+  /// keeps topsim's own search past 32 ranks).
+  int topo_max_nodes = 0;
 };
 
 /// topo.h's name for the socket link of an Intel family a line tells apart by its first CPUID

@@ -1,5 +1,6 @@
 #include "study/workspace.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <utility>
 #include <vector>
@@ -17,6 +18,13 @@
 namespace topsim {
 
 namespace {
+
+// NVLink planes as the default fabric and no NVSwitch inside: the GPUs' NVLinks lead out.
+bool nvlink_leaves_server(const TopologySpec& server) {
+  if (!server.scale_out || server.scale_out->kind != "nvlink" || server.scale_out->planes < 1) return false;
+  return std::none_of(server.devices.begin(), server.devices.end(),
+                      [](const DeviceSpec& d) { return d.type == DeviceType::nvswitch; });
+}
 
 // Names, NICs and GPU models never hold a newline, so it separates the parts unambiguously.
 std::string cache_key(const std::string& path_or_name, const ScaleOut& scale, const std::string& gpu_model,
@@ -133,8 +141,16 @@ Topology Workspace::topology(const std::string& path_or_name, const ScaleOut& sc
     return build(expand_cluster(cluster, server, models));
   }
   TopologySpec server = load_topology_spec(path);
-  if (!scale.any()) return build(server);
-  return build(replicate_server(server, scale, models));
+  if (!scale.any() && !nvlink_leaves_server(server)) return build(server);
+  // A server whose GPUs' NVLinks all leave it (a GB200 tray) is one server of its NVLink domain
+  // even alone: without the switch planes its GPUs would meet only through the CPUs.
+  if (scale.any()) return build(replicate_server(server, scale, models));
+  ScaleOut one;
+  one.nodes = 1;
+  TopologySpec alone = replicate_server(server, one, models);
+  alone.name = server.name;  // the tray as its file describes it, with the planes it reaches
+  alone.description = server.description;
+  return build(alone);
 }
 
 }  // namespace topsim
