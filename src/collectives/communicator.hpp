@@ -211,6 +211,10 @@ class Communicator {
   int rail_count(const CollRequest& request, Plan& plan) const;
   /// NCCL's per-step cost of a step inside a server, along rail 0's chain.
   double intra_step_s(const NcclProtocol& proto) const;
+  /// One step across the network (docs/nccl.md, "The network's latency path"): NCCL's kernel-side
+  /// network hop, the rail's NIC per-message cost, and the GPUDirect flush of a Simple receive
+  /// where this NCCL line flushes on these GPUs.
+  double net_step_s(const NcclProtocol& proto) const;
   std::vector<int> chain_from_root(const std::vector<int>& order, const CollRequest& request) const;
   /// Double binary trees over the servers: the parent of `server` in tree 0 or 1 (-1: root).
   static int tree_parent(int server, int tree, int servers);

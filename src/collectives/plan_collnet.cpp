@@ -32,7 +32,7 @@ Communicator::Plan Communicator::plan_collnet(const CollRequest& request, CollSi
     add_flow(plan, composite("collnet" + tag + std::to_string(r), hops, std::nullopt),
              pipelined_B(S / rails, channel_B, proto.chunk_B, 2 * (g - 1) + 2), hops);
   }
-  plan.latency_s = proto.tree_base_s + 2 * ((g - 1) * intra_step_s(proto) + proto.network_hop_s);
+  plan.latency_s = proto.tree_base_s + 2 * ((g - 1) * intra_step_s(proto) + net_step_s(proto));
   return plan;
 }
 

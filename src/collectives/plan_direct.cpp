@@ -38,7 +38,7 @@ Communicator::Plan Communicator::plan_direct(const CollRequest& request, CollSiz
     for (const Flow& f : plan.flows) used.insert(used.end(), f.arcs.begin(), f.arcs.end());
     plan.latency_s = proto.ring_base_s + step_cost_s(proto, used);
   } else {
-    plan.latency_s = proto.ring_base_s + proto.network_hop_s;
+    plan.latency_s = proto.ring_base_s + net_step_s(proto);
   }
   return plan;
 }

@@ -56,7 +56,7 @@ Communicator::Plan Communicator::plan_nvls_tree(const CollRequest& request, Coll
       add_flow(plan, composite("nvls-tree-up" + key, up, std::nullopt), bytes, up);
       add_flow(plan, composite("nvls-tree-down" + key, down, std::nullopt), bytes, down);
     }
-  plan.latency_s = proto.tree_base_s + 2 * intra_step_s(proto) + 2 * height * proto.network_hop_s;
+  plan.latency_s = proto.tree_base_s + 2 * intra_step_s(proto) + 2 * height * net_step_s(proto);
   return plan;
 }
 

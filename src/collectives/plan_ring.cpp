@@ -3,6 +3,7 @@
 // Short Simple chains run step by step (store and forward); everything else is one flow per ring.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "collectives/communicator.hpp"
@@ -66,6 +67,21 @@ double Communicator::intra_step_s(const NcclProtocol& proto) const {
   return step_cost_s(proto, inside);
 }
 
+double Communicator::net_step_s(const NcclProtocol& proto) const {
+  const Topology& t = fabric_.topology();
+  const NicModel& nic =
+      t.device(t.nics().at(static_cast<std::size_t>(fabric_.nic(fabric_.nodes().front(), rails_.front().nic)))).nic();
+  double step = proto.network_hop_s + nic.message_latency_s;
+  if (proto.name == "simple" && fabric_.options().gpu_direct) {
+    // NCCL flushes GPUDirect receives on GPUs below a compute capability (x10) that depends on the
+    // line (none: every GPU); the receiving proxy waits for the flush before the GPU may read.
+    const std::string& cc = t.device(t.gpu(fabric_.gpu(0))).gpu().compute_capability;
+    double cc10 = cc.empty() ? 0 : std::round(std::stod(cc) * 10);
+    if (cc10 < version_.factor_or("net_flush_below_cc", std::numeric_limits<double>::infinity())) step += nic.flush_latency_s;
+  }
+  return step;
+}
+
 std::vector<int> Communicator::chain_from_root(const std::vector<int>& order, const CollRequest& request) const {
   int n = static_cast<int>(order.size());
   auto at = std::find(order.begin(), order.end(), request.root) - order.begin();
@@ -126,7 +142,7 @@ Communicator::Plan Communicator::plan_ring(const CollRequest& request, CollSize 
   // A share m/n of the steps crosses the network, the rest stays inside servers.
   double steps = chain ? n - 1 : ring_steps(request.op, n);
   plan.latency_s =
-      proto.ring_base_s + steps * ((double(m) / n) * proto.network_hop_s + (1 - double(m) / n) * intra_step_s(proto));
+      proto.ring_base_s + steps * ((double(m) / n) * net_step_s(proto) + (1 - double(m) / n) * intra_step_s(proto));
   return plan;
 }
 

@@ -72,7 +72,7 @@ Communicator::Plan Communicator::plan_tree(const CollRequest& request, CollSize 
       add_flow(plan, composite("net-tree-up" + key, up, std::nullopt), bytes, up);
       add_flow(plan, composite("net-tree-down" + key, down, std::nullopt), bytes, down);
     }
-  plan.latency_s = proto.tree_base_s + 2 * ((g - 1) * intra_step_s(proto) + height * proto.network_hop_s);
+  plan.latency_s = proto.tree_base_s + 2 * ((g - 1) * intra_step_s(proto) + height * net_step_s(proto));
   return plan;
 }
 

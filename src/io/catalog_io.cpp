@@ -267,6 +267,15 @@ NicModel read_nic(const std::string& name, const Json& value, const SourceRef& w
         return layer;
       });
     }
+    if (r.has("transport")) {
+      params.add("transport");
+      m.transport = r.string("transport");
+      static const std::vector<std::string> transports = {"ib_verbs", "roce", "efa", "socket"};
+      if (std::find(transports.begin(), transports.end(), m.transport) == transports.end())
+        fail(r.at("transport"), unknown_name_message("transport", m.transport, transports));
+    }
+    m.message_latency_s = params.optional_quantity(r, "message_latency", Quantity::time).value_or(0);
+    m.flush_latency_s = params.optional_quantity(r, "flush_latency", Quantity::time).value_or(0);
   });
 }
 

@@ -39,7 +39,7 @@ const std::vector<std::string>& required_factors() {
 const std::vector<std::string>& known_factors() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> all = required_factors();
-    for (const char* f : {"nvls_algbw", "nvls_ring_algbw", "nvls_tree_algbw", "net_overhead", "pat", "pat_inter_divisor", "pat_per_rank_latency_us"})
+    for (const char* f : {"nvls_algbw", "nvls_ring_algbw", "nvls_tree_algbw", "net_overhead", "net_flush_below_cc", "pat", "pat_inter_divisor", "pat_per_rank_latency_us"})
       all.push_back(f);
     return all;
   }();

@@ -132,6 +132,18 @@ struct NicModel {
   /// Link layers the card can run ("infiniband", "ethernet"): both for VPI cards, whose PCI id
   /// then does not tell the layer; empty when not stated.
   std::vector<std::string> card_link_layers;
+  /// How NCCL's network transport drives the card: "ib_verbs" (net_ib over InfiniBand),
+  /// "roce" (net_ib over Ethernet), "efa" (SRD through the aws-ofi-nccl plugin), "socket"
+  /// (net_socket over TCP); "" when not stated.
+  std::string transport;
+  /// Per network step, beyond NCCL's kernel-side network hop (nccl.json network_hop): the
+  /// proxy thread noticing the GPU's step, posting it, the card's per-message work and the
+  /// completion reaching the receiver. 0 when not stated.
+  double message_latency_s = 0;
+  /// A Simple receive written by GPUDirect RDMA is flushed before the GPU reads it (net_ib's
+  /// iflush: an RDMA read through the card, waited on by the proxy): its cost where NCCL
+  /// flushes. 0 when not stated.
+  double flush_latency_s = 0;
   Sources sources;
   SourceRef where;
 };
