@@ -23,6 +23,9 @@ void add_request_options(CLI::App& command, RequestArgs& args) {
                      "hashed onto one), adaptive (each flow onto the least loaded)")
       ->check(CLI::IsMember({"ideal", "ecmp", "adaptive"}));
   command.add_option("--seed", args.seed, "ECMP hash seed (default 0)");
+  command.add_option("--gpus-per-thread", args.gpus_per_thread,
+                     "GPUs one host thread drives, as nccl-tests -g: its kernel launches bound small sizes (default 1)")
+      ->check(CLI::Range(1, 1 << 20));
   add_nccl_options(command, args);
 }
 
@@ -130,6 +133,7 @@ CollRequest request_of(const RequestArgs& args, CollOp op) {
   if (!args.proto.empty()) request.proto = parse_proto(args.proto);
   if (args.channels > 0) request.channels = args.channels;
   request.limits = parse_nccl_env(args.env).limits;
+  request.gpus_per_thread = args.gpus_per_thread;
   return request;
 }
 

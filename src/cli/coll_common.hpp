@@ -20,9 +20,11 @@ struct RequestArgs {
   std::vector<std::string> env;   ///< --env NCCL_KEY=VALUE,...
   std::string routing = "ideal";  ///< --routing: ideal, ecmp, adaptive
   unsigned long long seed = 0;    ///< --seed: ECMP hash seed
+  int gpus_per_thread = 1;        ///< --gpus-per-thread: nccl-tests -g
 };
 
-/// Adds -d, --algo, --proto, --channels, --no-p2p, --no-gdr, --routing, --seed, --nccl and --env to a subcommand.
+/// Adds -d, --algo, --proto, --channels, --no-p2p, --no-gdr, --routing, --seed, --gpus-per-thread, --nccl and
+/// --env to a subcommand.
 void add_request_options(CLI::App& command, RequestArgs& args);
 /// Adds --nccl and --env alone (workload commands).
 void add_nccl_options(CLI::App& command, RequestArgs& args);
