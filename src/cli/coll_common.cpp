@@ -23,10 +23,13 @@ void add_request_options(CLI::App& command, RequestArgs& args) {
                      "hashed onto one), adaptive (each flow onto the least loaded)")
       ->check(CLI::IsMember({"ideal", "ecmp", "adaptive"}));
   command.add_option("--seed", args.seed, "ECMP hash seed (default 0)");
+  add_nccl_options(command, args);
+}
+
+void add_gpus_per_thread_option(CLI::App& command, RequestArgs& args) {
   command.add_option("--gpus-per-thread", args.gpus_per_thread,
                      "GPUs one host thread drives, as nccl-tests -g: its kernel launches bound small sizes (default 1)")
       ->check(CLI::Range(1, 1 << 20));
-  add_nccl_options(command, args);
 }
 
 void add_nccl_options(CLI::App& command, RequestArgs& args) {

@@ -23,9 +23,10 @@ struct RequestArgs {
   int gpus_per_thread = 1;        ///< --gpus-per-thread: nccl-tests -g
 };
 
-/// Adds -d, --algo, --proto, --channels, --no-p2p, --no-gdr, --routing, --seed, --gpus-per-thread, --nccl and
-/// --env to a subcommand.
+/// Adds -d, --algo, --proto, --channels, --no-p2p, --no-gdr, --routing, --seed, --nccl and --env to a subcommand.
 void add_request_options(CLI::App& command, RequestArgs& args);
+/// Adds --gpus-per-thread (nccl-tests -g) to a subcommand that simulates nccl-tests runs.
+void add_gpus_per_thread_option(CLI::App& command, RequestArgs& args);
 /// Adds --nccl and --env alone (workload commands).
 void add_nccl_options(CLI::App& command, RequestArgs& args);
 /// The request those options describe, for `op` (size left 0); UsageError on bad names.
