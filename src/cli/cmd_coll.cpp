@@ -131,6 +131,10 @@ std::string candidates_text(const CollResult& r) {
 std::string table_text(const std::vector<CollResult>& results, const Topology& t, const Communicator& comm,
                        const std::string& redop, bool explain) {
   std::string out = "# topsim coll: predicted NCCL on " + t.label() + ", " + communicator_text(comm) + "\n";
+  if (explain) {
+    std::string transports = ring_transports_text(comm);
+    if (!transports.empty()) out += "#   " + transports + "\n";
+  }
   int nodes = static_cast<int>(comm.fabric().nodes().size());
   CollOp current = results.front().op;
   double busbw_sum = 0;

@@ -1,5 +1,7 @@
 #include "cli/coll_common.hpp"
 
+#include "collectives/nccl_transport.hpp"
+
 #include <algorithm>
 #include <map>
 
@@ -46,7 +48,8 @@ namespace {
 const std::vector<std::string>& env_keys() {
   static const std::vector<std::string> keys = {"NCCL_ALGO",          "NCCL_PROTO",         "NCCL_MIN_NCHANNELS",
                                                 "NCCL_MAX_NCHANNELS", "NCCL_P2P_DISABLE",   "NCCL_NVLS_ENABLE",
-                                                "NCCL_COLLNET_ENABLE", "NCCL_NET_GDR_LEVEL", "NCCL_IB_HCA"};
+                                                "NCCL_COLLNET_ENABLE", "NCCL_NET_GDR_LEVEL", "NCCL_IB_HCA",
+                                                "NCCL_P2P_LEVEL"};
   return keys;
 }
 
@@ -113,6 +116,11 @@ NcclEnv parse_nccl_env(const std::vector<std::string>& items) {
     else if (key == "NCCL_MIN_NCHANNELS") env.limits.min_channels = env_count(key, v);
     else if (key == "NCCL_MAX_NCHANNELS") env.limits.max_channels = env_count(key, v);
     else if (key == "NCCL_P2P_DISABLE") env.peer_access = !env_flag(key, v);
+    else if (key == "NCCL_P2P_LEVEL") {
+      // NCCL reads NCCL_P2P_DISABLE first and ignores the level when it is set (paths.cc ncclGetLevel).
+      env.peer_reach = parse_nccl_p2p_level(v);
+      if (!env.peer_reach) env.level_disables_p2p = true;
+    }
     else if (key == "NCCL_NVLS_ENABLE") env.limits.nvls = env_flag(key, v);
     else if (key == "NCCL_IB_HCA") env.ib_hca = join(values, ",");
     else if (key == "NCCL_COLLNET_ENABLE") env.limits.collnet = env_flag(key, v);
@@ -143,7 +151,8 @@ CollRequest request_of(const RequestArgs& args, CollOp op) {
 RouteOptions routes_of(const RequestArgs& args) {
   NcclEnv env = parse_nccl_env(args.env);
   RouteOptions routes;
-  routes.peer_access = !args.no_p2p && env.peer_access.value_or(true);
+  routes.peer_access = !args.no_p2p && env.peer_access.value_or(!env.level_disables_p2p);
+  routes.peer_reach = env.peer_reach;
   routes.gpu_direct = !args.no_gdr && env.gpu_direct.value_or(true);
   routes.ib_hca = env.ib_hca;
   if (args.routing == "ecmp") routes.routing = RoutingMode::ecmp;
@@ -174,6 +183,26 @@ std::string communicator_text(const Communicator& comm) {
   for (const auto& [model, count] : models) parts.push_back(std::to_string(count) + "x " + model);
   return text + " on " + std::to_string(fabric.nodes().size()) + " servers, " + std::to_string(comm.rails()) +
          " NIC rails per server (" + join(parts, ", ") + ")";
+}
+
+std::string ring_transports_text(const Communicator& comm) {
+  if (comm.across_network() || comm.rings().orders.empty()) return "";
+  const std::vector<int>& order = comm.rings().orders.front();
+  std::map<RouteKind, std::vector<std::string>> hops;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    int from = order[i], to = order[(i + 1) % order.size()];
+    hops[comm.fabric().arc(from, to).kind].push_back(std::to_string(from) + ">" + std::to_string(to));
+  }
+  if (hops.size() == 1 && hops.begin()->first == RouteKind::nvlink) return "";
+  static const std::map<RouteKind, std::string> names = {{RouteKind::nvlink, "P2P over NVLink"},
+                                                          {RouteKind::pcie_peer, "P2P over PCIe"},
+                                                          {RouteKind::host_staged, "SHM through host memory"},
+                                                          {RouteKind::network, "NET"}};
+  std::vector<std::string> parts;
+  for (const auto& [kind, list] : hops) parts.push_back(names.at(kind) + " " + join(list, " "));
+  const RouteOptions& o = comm.fabric().options();
+  std::string level = !o.peer_access ? "P2P disabled" : std::string("P2P level ") + to_string(o.peer_reach.value_or(PeerReach::socket));
+  return "ring transports (" + level + "): " + join(parts, "; ");
 }
 
 }  // namespace topsim

@@ -37,11 +37,13 @@ RouteOptions routes_of(const RequestArgs& args);
 
 /// NCCL's environment as topsim models it: NCCL_ALGO, NCCL_PROTO, NCCL_MIN_NCHANNELS,
 /// NCCL_MAX_NCHANNELS, NCCL_P2P_DISABLE, NCCL_NVLS_ENABLE, NCCL_COLLNET_ENABLE,
-/// NCCL_NET_GDR_LEVEL, NCCL_IB_HCA. `items` are KEY=VALUE, or bare values continuing the previous key's
+/// NCCL_NET_GDR_LEVEL, NCCL_IB_HCA, NCCL_P2P_LEVEL. `items` are KEY=VALUE, or bare values continuing the previous key's
 /// list (--env NCCL_ALGO=ring,tree). UsageError naming the modelled keys for any other key.
 struct NcclEnv {
   TunerLimits limits;
   std::optional<bool> peer_access;
+  std::optional<PeerReach> peer_reach;  ///< NCCL_P2P_LEVEL beyond NVLink
+  bool level_disables_p2p = false;      ///< NCCL_P2P_LEVEL=LOC or 0
   std::optional<bool> gpu_direct;
   std::string ib_hca;  ///< NCCL_IB_HCA as given
 };
@@ -49,5 +51,10 @@ NcclEnv parse_nccl_env(const std::vector<std::string>& items);
 
 /// One line about a communicator: its GPUs and servers, and the rings or NIC rails it runs.
 std::string communicator_text(const Communicator& comm);
+
+/// The transport of each hop of a one-server communicator's first ring, as NCCL picks it (P2P
+/// over NVLink or PCIe, SHM through host memory), with the PCIe P2P level; "" when every hop is
+/// NVLink or the communicator spans a network.
+std::string ring_transports_text(const Communicator& comm);
 
 }  // namespace topsim

@@ -7,6 +7,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "collectives/nccl_transport.hpp"
 #include "model/link_usage.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
@@ -40,8 +41,12 @@ std::vector<int> checked(const Topology& topology, std::vector<int> gpus) {
   return gpus;
 }
 
-RouteOptions nccl_routes(RouteOptions options) {
+// NCCL's transports: P2P over PCIe up to its P2P level, SHM through host memory beyond
+// (collectives/nccl_transport.hpp), both driven by the GPUs' SMs.
+RouteOptions nccl_routes(RouteOptions options, const Topology& topology, const std::vector<int>& gpus,
+                         const NcclVersion& version) {
   options.mode = TransferMode::sm;
+  options.peer_reach = nccl_peer_reach(topology, gpus, version, options.peer_reach);
   return options;
 }
 
@@ -73,7 +78,7 @@ Communicator::Communicator(const Topology& topology, std::vector<int> gpus, cons
 
 Communicator::Communicator(const Topology& topology, std::vector<int> gpus, std::shared_ptr<const NcclVersion> version,
                            RouteOptions routes, NcclRingGraphCache* ring_graphs)
-    : fabric_(topology, checked(topology, std::move(gpus)), nccl_routes(routes)),
+    : fabric_(topology, checked(topology, gpus), nccl_routes(routes, topology, checked(topology, gpus), *non_null(version))),
       shared_version_(std::move(version)),
       version_(*non_null(shared_version_)) {
   // Servers joined only by a network run NCCL's hierarchical algorithms over NIC rails; GPUs

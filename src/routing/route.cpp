@@ -23,6 +23,17 @@ const char* to_string(RouteKind kind) {
   return "?";
 }
 
+const char* to_string(PeerReach reach) {
+  switch (reach) {
+    case PeerReach::nvlink_only: return "NVL";
+    case PeerReach::one_switch: return "PIX";
+    case PeerReach::switch_tree: return "PXB";
+    case PeerReach::socket: return "PHB";
+    case PeerReach::system: return "SYS";
+  }
+  return "?";
+}
+
 namespace {
 
 bool is_crossbar(const Device& d) {
@@ -156,21 +167,29 @@ std::optional<Route> nvlink_route(const Topology& t, Vertex src, Vertex dst) {
   return route;
 }
 
-std::optional<Route> pcie_peer_route(const Topology& t, Vertex src, Vertex dst) {
-  // Peer-to-peer over PCIe stays inside one socket: CUDA does not enable it across QPI/UPI.
+std::optional<Route> pcie_peer_route(const Topology& t, Vertex src, Vertex dst, PeerReach reach) {
+  // switch_tree: through PCIe switches only; socket: also a CPU's root complex; system: also the
+  // links between sockets.
+  if (reach == PeerReach::nvlink_only) return std::nullopt;
+  auto switches = [](const Device& d) { return d.type == DeviceType::pcie_switch; };
   auto fabric = [](const Device& d) { return d.type == DeviceType::pcie_switch || d.type == DeviceType::cpu; };
-  auto edges = shortest_path(t, src, dst, pcie_only, fabric);
-  if (!edges) return std::nullopt;
+  auto pcie_or_sockets = [](const Link& l) { return pcie_only(l) || between_cpus(l); };
+  bool tree = reach == PeerReach::one_switch || reach == PeerReach::switch_tree;
+  auto edges = tree                        ? shortest_path(t, src, dst, pcie_only, switches)
+               : reach == PeerReach::socket ? shortest_path(t, src, dst, pcie_only, fabric)
+                                            : shortest_path(t, src, dst, pcie_or_sockets, fabric);
+  if (!edges || (reach == PeerReach::one_switch && edges->size() > 2)) return std::nullopt;
   Route route;
   route.kind = RouteKind::pcie_peer;
   append_walk(t, src, *edges, route.path.hops);
   return route;
 }
 
-Route host_route(const Topology& t, Vertex src, Vertex dst, bool staging) {
-  // GPU -> PCIe -> memory of the source's socket -> (socket links) -> PCIe -> GPU: a staged
-  // cudaMemcpy pipelines its two copies in chunks, NCCL's shared-memory transport writes and
-  // reads a host buffer; either way one flow.
+Route host_route(const Topology& t, Vertex src, Vertex dst, bool staging, bool at_receiver) {
+  // GPU -> PCIe -> memory of one socket -> (socket links) -> PCIe -> GPU: a staged cudaMemcpy
+  // pipelines its two copies in chunks through the source socket's memory; NCCL's SHM transport
+  // has the sender's SMs write a host buffer the receiver's SMs read, allocated by the receiver
+  // (`at_receiver`: NCCL_SHM_LOCALITY's default); either way one flow.
   Vertex src_cpu = t.local_cpu(src);
   Vertex dst_cpu = t.local_cpu(dst);
   auto fabric = [](const Device& d) { return d.type == DeviceType::pcie_switch; };
@@ -186,9 +205,11 @@ Route host_route(const Topology& t, Vertex src, Vertex dst, bool staging) {
   std::vector<Hop>& hops = route.path.hops;
   if (staging) hops.push_back(device_hop(Hop::Kind::staging, src));
   append_walk(t, src, *up, hops);
-  hops.push_back(device_hop(Hop::Kind::host_memory, src_cpu));
-  Vertex at = append_walk(t, src_cpu, *across, hops);
-  if (at != src_cpu) hops.push_back(device_hop(Hop::Kind::crossbar, at));
+  // The socket holding the buffer is a memory hop; the other one passed is a crossbar.
+  bool crossing = src_cpu != dst_cpu;
+  hops.push_back(device_hop(at_receiver && crossing ? Hop::Kind::crossbar : Hop::Kind::host_memory, src_cpu));
+  append_walk(t, src_cpu, *across, hops);
+  if (crossing) hops.push_back(device_hop(at_receiver ? Hop::Kind::host_memory : Hop::Kind::crossbar, dst_cpu));
   append_walk(t, dst_cpu, *down, hops);
   if (staging) hops.push_back(device_hop(Hop::Kind::staging, dst));
   return route;
@@ -221,7 +242,7 @@ void gpu_nic_hops(const Topology& t, Vertex gpu, Vertex nic, bool reverse, bool 
       append_walk(t, reverse ? nic : gpu, *direct, hops);
       return;
     }
-  Route bounce = host_route(t, reverse ? nic : gpu, reverse ? gpu : nic, false);
+  Route bounce = host_route(t, reverse ? nic : gpu, reverse ? gpu : nic, false, false);
   hops.insert(hops.end(), std::make_move_iterator(bounce.path.hops.begin()), std::make_move_iterator(bounce.path.hops.end()));
 }
 
@@ -333,7 +354,7 @@ Route find_route(const Topology& t, int src_gpu, int dst_gpu, const RouteOptions
   if (options.peer_access) {
     route = nvlink_route(t, src, dst);
     if (!route && t.gpu_model(src_gpu).peer_over_pcie && t.gpu_model(dst_gpu).peer_over_pcie)
-      route = pcie_peer_route(t, src, dst);
+      route = pcie_peer_route(t, src, dst, options.peer_reach.value_or(PeerReach::socket));
   }
   if (!route && t.node_of(src_gpu) != t.node_of(dst_gpu)) {
     std::optional<NearestNics> own;
@@ -344,7 +365,8 @@ Route find_route(const Topology& t, int src_gpu, int dst_gpu, const RouteOptions
       return find_route_via(t, src_gpu, src_nic, dst_nic, dst_gpu, options);
     return pxn_route(t, src_gpu, dst_nic, dst_gpu, options, *nearest);
   }
-  if (!route) route = host_route(t, src, dst, options.mode == TransferMode::copy_engine);
+  if (!route)
+    route = host_route(t, src, dst, options.mode == TransferMode::copy_engine, options.mode == TransferMode::sm);
   std::vector<Hop>& hops = route->path.hops;
   if (options.mode == TransferMode::copy_engine) {
     hops.insert(hops.begin(), device_hop(Hop::Kind::copy_engine, src));

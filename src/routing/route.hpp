@@ -82,8 +82,22 @@ struct FlowPlacement {
   std::map<std::pair<Vertex, Vertex>, std::vector<LinkUse>> placed;  ///< (src NIC, dst NIC) -> links
 };
 
+/// How far apart on PCIe two GPUs without an NVLink between them may be for peer-to-peer over
+/// PCIe; pairs further apart go through host memory (NCCL's SHM transport, a staged cudaMemcpy).
+enum class PeerReach {
+  nvlink_only,  ///< no PCIe peers at all (NCCL_P2P_LEVEL=NVL)
+  one_switch,   ///< behind one common PCIe switch (NCCL's PATH_PIX)
+  switch_tree,  ///< behind common PCIe switches only (NCCL's PATH_PIX/PATH_PXB)
+  socket,       ///< also through one CPU's root complex (PATH_PHB)
+  system,       ///< also across sockets (PATH_SYS)
+};
+const char* to_string(PeerReach reach);
+
 struct RouteOptions {
   bool peer_access = true;  ///< false: every copy goes through host memory (P2P disabled)
+  /// Unset: CUDA's own peer copies, which stay inside one socket (PeerReach::socket). NCCL
+  /// communicators set it from their release's P2P level or NCCL_P2P_LEVEL.
+  std::optional<PeerReach> peer_reach;
   /// false: NICs never read or write GPU memory directly; traffic bounces through the host
   /// memory of the GPU's CPU (NCCL_NET_GDR_LEVEL=LOC, or no nvidia-peermem)
   bool gpu_direct = true;

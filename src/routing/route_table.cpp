@@ -29,7 +29,7 @@ RouteTable::RouteTable(const Topology& topology, RouteOptions options)
       slots_(kFirstSlots) {}
 
 bool RouteTable::serves(const Topology& topology, const RouteOptions& options) const {
-  return &topology == &topology_ && options.peer_access == options_.peer_access &&
+  return &topology == &topology_ && options.peer_access == options_.peer_access && options.peer_reach == options_.peer_reach &&
          options.gpu_direct == options_.gpu_direct && options.mode == options_.mode && options.ib_hca == options_.ib_hca &&
          options.routing == options_.routing && options.seed == options_.seed && options.placement == options_.placement;
 }
