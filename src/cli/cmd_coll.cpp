@@ -232,6 +232,7 @@ void add_coll_command(CLI::App& app, Context& context) {
       ->check(CLI::IsMember({"flow", "steps"}))
       ->default_val("flow");
   add_request_options(*coll, args->request);
+  add_gpus_per_thread_option(*coll, args->request);
   add_scale_out_options(*coll, args->scale);
   add_gpu_option(*coll, args->gpu);
   add_link_usage_options(*coll, args->usage);

@@ -81,6 +81,7 @@ void add_scale_command(CLI::App& app, Context& context) {
       ->check(CLI::Range(1, 64));
   add_gpu_option(*scale, args->gpu);
   add_request_options(*scale, args->request);
+  add_gpus_per_thread_option(*scale, args->request);
   add_fault_options(*scale, args->faults);
   auto jobs = std::make_shared<int>();
   add_jobs_option(*scale, *jobs);

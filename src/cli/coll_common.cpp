@@ -28,6 +28,12 @@ void add_request_options(CLI::App& command, RequestArgs& args) {
   add_nccl_options(command, args);
 }
 
+void add_gpus_per_thread_option(CLI::App& command, RequestArgs& args) {
+  command.add_option("--gpus-per-thread", args.gpus_per_thread,
+                     "GPUs one host thread drives, as nccl-tests -g: its kernel launches bound small sizes (default 1)")
+      ->check(CLI::Range(1, 1 << 20));
+}
+
 void add_nccl_options(CLI::App& command, RequestArgs& args) {
   command.add_option("--nccl", args.nccl, "NCCL release whose tuner chooses (2.18.5, 2.26; default: newest modelled; "
                                           "topsim nccl versions)");
@@ -138,6 +144,7 @@ CollRequest request_of(const RequestArgs& args, CollOp op) {
   if (!args.proto.empty()) request.proto = parse_proto(args.proto);
   if (args.channels > 0) request.channels = args.channels;
   request.limits = parse_nccl_env(args.env).limits;
+  request.gpus_per_thread = args.gpus_per_thread;
   return request;
 }
 

@@ -20,10 +20,13 @@ struct RequestArgs {
   std::vector<std::string> env;   ///< --env NCCL_KEY=VALUE,...
   std::string routing = "ideal";  ///< --routing: ideal, ecmp, adaptive
   unsigned long long seed = 0;    ///< --seed: ECMP hash seed
+  int gpus_per_thread = 1;        ///< --gpus-per-thread: nccl-tests -g
 };
 
 /// Adds -d, --algo, --proto, --channels, --no-p2p, --no-gdr, --routing, --seed, --nccl and --env to a subcommand.
 void add_request_options(CLI::App& command, RequestArgs& args);
+/// Adds --gpus-per-thread (nccl-tests -g) to a subcommand that simulates nccl-tests runs.
+void add_gpus_per_thread_option(CLI::App& command, RequestArgs& args);
 /// Adds --nccl and --env alone (workload commands).
 void add_nccl_options(CLI::App& command, RequestArgs& args);
 /// The request those options describe, for `op` (size left 0); UsageError on bad names.

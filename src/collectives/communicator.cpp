@@ -11,6 +11,7 @@
 #include "model/link_usage.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
+#include "util/units.hpp"
 
 namespace topsim {
 
@@ -373,6 +374,9 @@ CollResult Communicator::run(const CollRequest& request, Runner& runner) {
   if (is_rooted(request.op) && (request.root < 0 || request.root >= ranks()))
     throw UsageError("root " + std::to_string(request.root) + " is not a rank of this communicator (0-" +
                      std::to_string(ranks() - 1) + ")");
+  if (request.gpus_per_thread < 1 || request.gpus_per_thread > ranks())
+    throw UsageError("GPUs per thread (nccl-tests -g) must be 1-" + std::to_string(ranks()) + ", the communicator's GPUs; got " +
+                     std::to_string(request.gpus_per_thread));
   Choice choice = choose(request, result.size);
   for (std::size_t i = 0; i < choice.candidates.size(); ++i) {
     if (!choice.simulates(i, request.simulate_all)) continue;
@@ -406,6 +410,7 @@ CollResult Communicator::run(const CollRequest& request, Runner& runner) {
     result.time_s = time;
     if (steps) result.bound = result.bound_class = "per-step model";
     else bound_of(p, timings, proto, time, result);
+    host_bound(request, model, result);
   }
   result.candidates = std::move(choice.candidates);
   result.algbw_Bps = result.time_s > 0 ? result.size.size_B / result.time_s : 0;
@@ -416,6 +421,19 @@ CollResult Communicator::run(const CollRequest& request, Runner& runner) {
                            " B/s above the topology's bound " + std::to_string(busbw_bound_Bps(result.algo)) + " B/s");
 #endif
   return result;
+}
+
+void Communicator::host_bound(const CollRequest& request, const NcclModel& model, CollResult& result) const {
+  // nccl-tests times a loop of iterations launched back to back: while the GPUs run one, the
+  // host enqueues the next, so an iteration takes the longer of the kernels' time and the time
+  // one thread needs to launch its GPUs' kernels in turn (src/common.cu@a0b82b2260cf, NVIDIA/
+  // nccl-tests; ncclGroupEnd launches each communicator's kernel in turn, src/group.cc).
+  const double host_s = request.gpus_per_thread * model.host_launch_s;
+  if (host_s <= result.time_s) return;
+  result.time_s = host_s;
+  result.bound = "host launch (" + std::to_string(request.gpus_per_thread) + " GPUs per thread x " +
+                 fixed(model.host_launch_s / kUs, 1) + " us)";
+  result.bound_class = "host";
 }
 
 double Communicator::busbw_bound_Bps(Algo algo) const {

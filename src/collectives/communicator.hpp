@@ -34,6 +34,9 @@ struct CollRequest {
   TunerLimits limits;          ///< what NCCL's environment allows the tuner (NCCL_ALGO, ...)
   bool simulate_all = false;   ///< simulate every candidate NCCL weighs, not only its choice (--explain)
   CollModel model = CollModel::flow;
+  /// GPUs one host thread drives (nccl-tests -g): its ncclGroupEnd launches their kernels one
+  /// after another, so back-to-back iterations cannot run faster than that many launches.
+  int gpus_per_thread = 1;
 };
 
 /// One algorithm/protocol pair NCCL's tuner considered for a request.
@@ -240,6 +243,9 @@ class Communicator {
   /// Whether every hop is NVLink (NCCL's typeIntra == LINK_NVL for these hops).
   bool all_nvlink(const std::vector<RankHop>& arcs) const;
   double step_cost_s(const NcclProtocol& proto, const std::vector<RankHop>& arcs) const;
+  /// Raises result.time_s to the host's launches of one iteration when those take longer than the
+  /// simulated kernels (nccl-tests -g GPUs per thread), and says so in result.bound.
+  void host_bound(const CollRequest& request, const NcclModel& model, CollResult& result) const;
   /// Sets result.bound and result.bound_class for a plan's simulated timings.
   void bound_of(const Plan& plan, const std::vector<OpTiming>& timings, const NcclProtocol& proto, double time_s,
                 CollResult& result);

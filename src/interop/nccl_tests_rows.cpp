@@ -103,6 +103,7 @@ MeasuredRows measured_rows(const std::vector<NcclTestsLog>& logs, const std::str
         row.dtype = p.type;
         row.scale.nodes = nodes > 0 ? nodes : hosts > 1 ? hosts : 0;
         row.nccl = run.nccl_version;
+        row.gpus_per_thread = std::max(1, std::min(run.gpus_per_thread, run.gpu_count()));
         bool busbw = p.size_B >= kBusbwFrom_B;
         row.metric = busbw ? "busbw_GBps" : "time_us";
         row.measured_low = row.measured_high = busbw ? p.out_of_place.busbw_GBps : p.out_of_place.time_us;
@@ -147,6 +148,7 @@ std::string write_validation_json(const MeasuredRows& rows) {
     j["size"] = row_size_text(v.size_B);
     j["dtype"] = v.dtype;
     j["peer_access"] = true;
+    if (v.gpus_per_thread > 1) j["gpus_per_thread"] = v.gpus_per_thread;
     if (!v.nccl.empty()) j["nccl"] = v.nccl;
     j["metric"] = v.metric;
     j["measured"] = v.measured_low;

@@ -288,6 +288,7 @@ NcclModel read_nccl(const std::string& name, const Json& value, const SourceRef&
     if ((m.pcie_efficiency = r.optional_number("pcie_efficiency", 0, 1, true))) params.add("pcie_efficiency");
     m.gpu_Bps = params.optional_quantity(r, "gpu_bandwidth", Quantity::bandwidth);
     if ((m.nvls_efficiency = r.optional_number("nvls_efficiency", 0, 1, true))) params.add("nvls_efficiency");
+    m.host_launch_s = params.optional_quantity(r, "host_launch", Quantity::time).value_or(0);
     const Json& protocols = r.required("protocols");
     SourceRef at = r.at("protocols");
     expect_object(protocols, at);

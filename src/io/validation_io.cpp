@@ -35,6 +35,7 @@ void read_coll_keys(ObjectReader& r, ValidationRow& row) {
   row.scale.nics_per_node = r.optional_integer("nics_per_node", 1, 64).value_or(0);
   if (r.optional("gpu_direct")) row.gpu_direct = r.boolean("gpu_direct");
   if (auto nccl = r.optional_string("nccl")) row.nccl = *nccl;
+  row.gpus_per_thread = r.optional_integer("gpus_per_thread", 1, static_cast<int>(row.gpus.size())).value_or(1);
   if (auto gpu = r.optional_string("gpu")) row.gpu = *gpu;  // the model it ran on, replacing the topology's
 }
 

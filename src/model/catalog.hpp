@@ -168,6 +168,9 @@ struct NcclModel {
   std::optional<double> pcie_efficiency;    ///< fraction of PCIe line rate NCCL's transfers move
   std::optional<double> gpu_Bps;            ///< SM-driven traffic in + out of one GPU together, if it binds
   std::optional<double> nvls_efficiency;    ///< NVLink SHARP (in-switch reduction); absent: no NVLS
+  /// Host time one thread spends to enqueue and launch one GPU's kernel of a collective (NCCL's
+  /// ncclGroupEnd launching each communicator in turn); 0 when the model states none.
+  double host_launch_s = 0;
   std::vector<NcclProtocol> protocols;      ///< those NCCL runs on this generation, fastest-latency first
   Sources sources;
   SourceRef where;

@@ -31,6 +31,7 @@ struct ValidationRow {
   ScaleOut scale;                  ///< servers, NICs: replicate `topology` as `topsim coll --nodes` does
   bool gpu_direct = true;          ///< false: NIC traffic through host memory (--no-gdr)
   std::string nccl;                ///< coll: the NCCL release the table printed ("" when it did not)
+  int gpus_per_thread = 1;         ///< coll: GPUs one nccl-tests thread drove (its -g)
   // training: one point of a scenario (metric throughput or speedup)
   std::string scenario;            ///< scenarios/ path or bundled name
   std::string variant;             ///< "" = the scenario's first

@@ -35,6 +35,7 @@ CollRequest request_of(const ValidationRow& row) {
     throw InputError(row.where.file, row.where.pointer, e.what());
   }
   request.size_B = row.size_B;
+  request.gpus_per_thread = row.gpus_per_thread;
   return request;
 }
 

@@ -178,6 +178,38 @@ TEST_CASE("collectives: small messages cost NCCL's latency terms") {
   CHECK(results[1].time_s == Approx(10.8e-6).epsilon(1e-3));
 }
 
+TEST_CASE("collectives: one thread driving several GPUs bounds an iteration by their launches") {
+  // DGX A100, 8 B allreduce: the kernels take 6.6 + 14 x 0.6 = 15.0 us (above). The host
+  // launches one GPU's kernel in host_launch = 4 us (models/nccl.json, ampere). One GPU per
+  // thread: 1 x 4 = 4 us < 15 us, the kernels' time stands; two: 8 us < 15 us, still; eight
+  // (nccl-tests -g 8): 8 x 4 = 32 us > 15 us, the launches set the iteration. At 1 GiB the
+  // kernels take milliseconds: -g 8 changes nothing.
+  Topology t = bundled("dgx-a100");
+  Simulator sim;
+  Communicator comm(t, first(8), nccl());
+  CollRequest one = request(CollOp::allreduce, 8), two = one, eight = one;
+  two.gpus_per_thread = 2;
+  eight.gpus_per_thread = 8;
+  CollRequest big = request(CollOp::allreduce, kGiB), big_eight = big;
+  big_eight.gpus_per_thread = 8;
+  CollRequest nine = one;
+  nine.gpus_per_thread = 9;
+  PlatformRunner runner(sim, sim.add_platform(t, comm.routes(), comm.needs({one, two, eight, big, big_eight, nine})));
+  std::vector<CollResult> results;
+  for (const CollRequest& r : {one, two, eight, big, big_eight}) results.push_back(comm.run(r, runner));
+  CHECK(comm.nccl().host_launch_s == Approx(4e-6));
+  CHECK(results[0].time_s == Approx(15.0e-6).epsilon(1e-3));
+  CHECK(results[0].bound_class == "latency");
+  CHECK(results[1].time_s == Approx(15.0e-6).epsilon(1e-3));
+  CHECK(results[2].time_s == Approx(32.0e-6).epsilon(1e-9));
+  CHECK(results[2].bound == "host launch (8 GPUs per thread x 4.0 us)");
+  CHECK(results[2].bound_class == "host");
+  CHECK(results[4].time_s == Approx(results[3].time_s).epsilon(1e-9));
+  CHECK(results[4].bound == results[3].bound);
+  CHECK_THROWS_WITH(comm.run(nine, runner),
+                    "GPUs per thread (nccl-tests -g) must be 1-8, the communicator's GPUs; got 9");
+}
+
 TEST_CASE("collectives: forced choices and what cannot run") {
   Topology t = bundled("dgx-a100");
   Communicator comm(t, first(8), nccl());
