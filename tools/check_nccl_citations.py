@@ -2,15 +2,18 @@
 """Checks every citation of models/nccl_versions.json against NCCL's source.
 
 Each line's "sources" maps a dotted path of its values (e.g. "factors.tree", "hw_latency") to
-"path:line@tag" or "path:first-last@tag". For each, this opens <repo>/../shared/reference/
-nccl-src/<tag>/<path>, checks that the lines exist, and that every number under the cited value
+"path:line@tag" or "path:first-last@tag". For each, this reads <path> at <tag> from a local git
+snapshot of NVIDIA/nccl with its tags (the directory in $TOPSIM_NCCL_GIT, else <repo>/../.mirror/
+NVIDIA+nccl/repo, where the fetch tool puts it; or an unpacked tree <repo>/../shared/reference/
+nccl-src/<tag>/<path>, as older checkouts had), checks that the lines exist, and that every number under the cited value
 appears in them, in any of NCCL's spellings: 20 or 20.0 or .92, 512 KiB as 1 << 19 or 512*1024,
 a product (2*141.0) or a quotient (1.0/3.8 for 0.2632, to 4 digits). Exit 0 when all hold, 1 with
-one line per mismatch, 77 (ctest's SKIP_RETURN_CODE) when the NCCL trees are absent.
+one line per mismatch, 77 (ctest's SKIP_RETURN_CODE) when no NCCL source is present.
 """
 import json
 import os
 import re
+import subprocess
 import sys
 
 SKIP = 77
@@ -66,12 +69,34 @@ def resolve(line, path):
     return value
 
 
+def source_reader(repo):
+    """A function (tag, path) -> the file's text or None, over whichever NCCL source is present;
+    None when there is none."""
+    git = os.environ.get("TOPSIM_NCCL_GIT") or os.path.join(repo, "..", ".mirror", "NVIDIA+nccl", "repo")
+    if os.path.isdir(git):
+        cache = {}
+        def from_git(tag, path):
+            if (tag, path) not in cache:
+                done = subprocess.run(["git", "-C", git, "show", f"{tag}:{path}"], capture_output=True)
+                cache[(tag, path)] = done.stdout.decode(errors="replace") if done.returncode == 0 else None
+            return cache[(tag, path)]
+        return from_git
+    tree = os.path.join(repo, "..", "shared", "reference", "nccl-src")
+    if os.path.isdir(tree):
+        def from_tree(tag, path):
+            full = os.path.join(tree, tag, path)
+            return open(full, errors="replace").read() if os.path.isfile(full) else None
+        return from_tree
+    return None
+
+
 def main():
     repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     models = sys.argv[1] if len(sys.argv) > 1 else os.path.join(repo, "models", "nccl_versions.json")
-    shared = os.path.join(repo, "..", "shared", "reference", "nccl-src")
-    if not os.path.isdir(shared):
-        print(f"SKIP: {os.path.normpath(shared)} is absent; NCCL citations not checked")
+    read = source_reader(repo)
+    if read is None:
+        print("SKIP: no NCCL source (a git snapshot in $TOPSIM_NCCL_GIT or ../.mirror/NVIDIA+nccl/repo); "
+              "NCCL citations not checked")
         return SKIP
     data = json.load(open(models))
     problems, checked = [], 0
@@ -86,11 +111,11 @@ def main():
             file, first, last, tag = m.group(1), int(m.group(2)), int(m.group(3) or m.group(2)), m.group(4)
             if tag != line["tag"]:
                 problems.append(f"{where}: cites {tag}, the line reads {line['tag']}")
-            full = os.path.join(shared, tag, file)
-            if not os.path.isfile(full):
+            source = read(tag, file)
+            if source is None:
                 problems.append(f"{where}: {tag}/{file} does not exist")
                 continue
-            text = open(full, errors="replace").read().split("\n")
+            text = source.split("\n")
             if first < 1 or last > len(text) or last < first:
                 problems.append(f"{where}: lines {first}-{last} outside {tag}/{file} ({len(text)} lines)")
                 continue

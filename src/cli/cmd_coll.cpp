@@ -84,6 +84,10 @@ std::string nccl_time(double us) {
   return buffer;
 }
 
+/// How much faster (a fraction) another weighed pair must simulate than NCCL's choice before
+/// --explain calls the two models' winners a disagreement (issue 49: more than 20%).
+constexpr double kDisagreement = 0.2;
+
 std::string candidates_text(const CollResult& r) {
   std::vector<std::string> parts;
   const Candidate* nccl_best = nullptr;
@@ -105,6 +109,22 @@ std::string candidates_text(const CollResult& r) {
   if (nccl_best != nullptr && !nccl_best->nccl.excluded.empty())
     out += "; NCCL would take " + std::string(to_string(nccl_best->algo)) + "/" + to_string(nccl_best->proto) +
            ", which topsim cannot run here: the next best runs instead";
+  // Where the simulation finds another weighed pair much faster than NCCL's choice, one of the two
+  // models is wrong about one of them: say so, with both figures, rather than hide it.
+  const Candidate* chosen = nullptr;
+  const Candidate* fastest = nullptr;
+  for (const Candidate& c : r.candidates) {
+    if (c.time_s < 0 || !c.nccl.excluded.empty()) continue;
+    if (c.algo == r.algo && c.proto == r.proto) chosen = &c;
+    if (fastest == nullptr || c.time_s < fastest->time_s) fastest = &c;
+  }
+  if (chosen != nullptr && fastest != chosen && fastest->time_s < chosen->time_s / (1 + kDisagreement)) {
+    auto name = [](const Candidate& c) { return std::string(to_string(c.algo)) + "/" + to_string(c.proto); };
+    out += "; the simulation and NCCL's estimate disagree on the winner: " + name(*fastest) + " simulates " +
+           fixed(fastest->time_s / kUs, 2) + " us, " + fixed(100 * (chosen->time_s / fastest->time_s - 1), 0) +
+           "% faster than NCCL's choice " + name(*chosen) + " (NCCL estimates " + fixed(fastest->nccl.time_s / kUs, 2) +
+           " against " + fixed(chosen->nccl.time_s / kUs, 2) + " us)";
+  }
   return out;
 }
 

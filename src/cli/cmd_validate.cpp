@@ -3,14 +3,18 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <iostream>
 #include <map>
+#include <optional>
 
 #include "cli/common.hpp"
 #include "cli/kernel_tables.hpp"
 #include "cli/validate_measured.hpp"
 #include "study/predictions.hpp"
+#include "io/io.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
+#include "validate/ratchet.hpp"
 
 namespace topsim {
 
@@ -121,6 +125,32 @@ std::string summary_text(const ValidationRun& run, const ModelSet& models, bool 
   return out;
 }
 
+// Per class: the simulation's cross-validated error on the check rows beside NCCL's own estimate
+// on the rows the tuner estimates (and the simulation on those same rows).
+Table class_table(const AccuracyRatchet& classes, const std::vector<ClassSummary>& summaries) {
+  Table table({{"class"}, {"rows", 0}, {"gm_pct", 1}, {"median_pct", 1}, {"worst_pct", 1}, {"worst_row"}, {"nccl_rows", 0},
+               {"sim_gm_on_nccl_rows_pct", 1}, {"nccl_gm_pct", 1}, {"nccl_ahead"}});
+  for (std::size_t i = 0; i < classes.classes.size(); ++i) {
+    const RatchetEntry& e = classes.classes[i];
+    const bool estimated = e.nccl_rows > 0;
+    table.add_row({e.accuracy_class, static_cast<double>(e.rows), e.geomean_pct, e.median_pct, e.worst_pct,
+                   summaries[i].simulated.worst_id, static_cast<double>(e.nccl_rows),
+                   estimated ? e.simulated_on_nccl_rows_pct : kNone, estimated ? e.nccl_geomean_pct : kNone,
+                   std::string(!estimated ? "-" : e.simulated_on_nccl_rows_pct > e.nccl_geomean_pct ? "yes" : "no")});
+  }
+  return table;
+}
+
+Table set_table(const std::vector<SetSummary>& sets) {
+  Table table({{"set"}, {"rows", 0}, {"gm_pct", 1}, {"median_pct", 1}, {"worst_pct", 1}, {"worst_row"}, {"nccl_rows", 0},
+               {"nccl_gm_pct", 1}});
+  for (const SetSummary& s : sets)
+    table.add_row({s.set, static_cast<double>(s.simulated.rows), 100 * s.simulated.geomean_error,
+                   100 * s.simulated.median_abs_error, 100 * s.simulated.worst_abs_error, s.simulated.worst_id,
+                   static_cast<double>(s.nccl.rows), s.nccl.rows > 0 ? 100 * s.nccl.geomean_error : kNone});
+  return table;
+}
+
 }  // namespace
 
 void add_validate_command(CLI::App& app, Context& context) {
@@ -135,6 +165,9 @@ void add_validate_command(CLI::App& app, Context& context) {
     MeasuredArgs measured;  ///< --measured LOG --topology T: a user's nccl-tests output instead
     std::vector<std::string> kernels;  ///< --kernels FILE...: kernel tables instead
     int folds = 5;
+    bool by_class = false;
+    std::string ratchet;        ///< --ratchet FILE: fail when a class is worse than FILE holds
+    std::string write_ratchet;  ///< --write-ratchet FILE: write the classes measured now
   };
   auto args = std::make_shared<Args>();
   validate->add_option("--format", args->format, "Output format")
@@ -152,6 +185,15 @@ void add_validate_command(CLI::App& app, Context& context) {
                        "Kernel tables (CSV, docs/formats.md \"Kernel tables\"): the kernel model per GPU, family, dtype "
                        "and size class, in-sample and held out by shape; --gpu puts every row on one model")
       ->check(CLI::ExistingFile);
+  validate->add_flag("--by-class", args->by_class,
+                     "With --cross: the check rows' accuracy per class (GPU generation / server kind / network / "
+                     "quantity), beside NCCL's own estimate, and per validation file");
+  validate->add_option("--ratchet", args->ratchet,
+                       "With --cross: exit 1 when a class is more than 1 point worse than FILE holds, falls behind "
+                       "NCCL's estimate, or appears or disappears (tests/accuracy-ratchet.json)")
+      ->check(CLI::ExistingFile);
+  validate->add_option("--write-ratchet", args->write_ratchet,
+                       "With --cross: write the classes measured now to FILE (the ratchet's format)");
   validate->add_option("--folds", args->folds, "With --kernels: folds of the cross-validation by shape (default 5)")
       ->check(CLI::Range(2, 100));
   validate->callback([args, validate, &context]() {
@@ -180,11 +222,36 @@ void add_validate_command(CLI::App& app, Context& context) {
     check_measured_options(*validate, args->measured);
     std::vector<ValidationRow> rows = load_validation_rows(context.workspace(), args->files);
     ModelSet models = context.workspace().model_set();
+    const bool classes = args->by_class || !args->ratchet.empty() || !args->write_ratchet.empty();
+    if (classes && !args->cross)
+      throw UsageError("--by-class, --ratchet and --write-ratchet report cross-validated check rows; add --cross");
+    if (classes && !args->leave_out.empty())
+      throw UsageError("--by-class, --ratchet and --write-ratchet need every source's rows; leave out --leave-out");
+    // Read before the 40-second run, so a malformed file fails at once.
+    std::optional<AccuracyRatchet> committed;
+    if (!args->ratchet.empty()) committed = load_accuracy_ratchet(args->ratchet);
     bool cross = args->cross || !args->leave_out.empty();
     Progress progress("topsim validate", "sources left out", stderr_progress(args->quiet));
     ValidationRun run =
         run_validation(context.workspace(), rows, models, args->cross, args->leave_out, args->jobs, &progress);
     progress.finish();
+    if (classes) {
+      std::vector<ClassSummary> summaries = summarize_classes(run.results);
+      AccuracyRatchet measured = ratchet_of(summaries);
+      if (args->format == "markdown") throw UsageError("--format markdown: with --by-class give table, csv or json");
+      Format format = parse_format(args->format);
+      context.out = class_table(measured, summaries).render(format);
+      if (format == Format::table) context.out += "\n" + set_table(summarize_sets(run.results)).render(format);
+      if (!args->write_ratchet.empty()) write_file_whole(args->write_ratchet, accuracy_ratchet_json(measured), "--write-ratchet");
+      if (committed) {
+        std::vector<std::string> failures = ratchet_failures(*committed, measured, args->files.empty());
+        if (!failures.empty())
+          throw ExitStatus(1, "accuracy ratchet " + args->ratchet + ": " + std::to_string(failures.size()) +
+                                  " classes fail:\n  " + join(failures, "\n  ") + "\n");
+        std::cerr << "accuracy ratchet " << args->ratchet << ": " << measured.classes.size() << " classes hold\n";
+      }
+      return;
+    }
     if (args->format == "markdown") {
       context.out = results_table(run.results, cross, true).to_markdown() + "\n" + summary_text(run, models, cross) +
                     "\nConstants that are not cited facts (models/*.json):\n\n" + constants_table(models).to_markdown();

@@ -9,7 +9,6 @@
 namespace topsim {
 
 Communicator::Plan Communicator::plan_nvls(const CollRequest& request, CollSize size, const NcclProtocol& proto) {
-  (void)request;
   Plan plan;
   const int n = ranks();
   // Every GPU sends all its data to the switches, which reduce, and receives the result:
@@ -17,7 +16,11 @@ Communicator::Plan Communicator::plan_nvls(const CollRequest& request, CollSize 
   auto hops = rank_order_hops(rings_.orders.front(), true);
   add_flow(plan, composite("nvls", hops, std::nullopt), size.size_B * (1 + 1.0 / n) / *nccl().nvls_efficiency, hops);
   plan.channels = rings_.channels();
-  plan.latency_s = proto.ring_base_s + 2 * step_cost_s(proto, hops);
+  // NCCL's own NVLS latency for the release (its NVLink hardware latency for NVLS, 25 us from
+  // 2.21, tuning.cc): a multimem load-reduce and a multicast store through the switches, with
+  // their memory fences, cost far more than two ring steps (15.2 us on Hopper, which made 2 MiB
+  // on 8 H100 finish before 1 MiB). The tuner's table is the only source of the figure.
+  plan.latency_s = nccl_estimate(version_, tuner_, request.limits, request.op, size.size_B, Algo::nvls, parse_proto(proto.name)).latency_s;
   return plan;
 }
 

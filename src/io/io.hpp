@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "model/accuracy_ratchet.hpp"
 #include "model/buying_spec.hpp"
 #include "model/kernel_table.hpp"
 #include "model/catalog.hpp"
@@ -53,6 +54,11 @@ bool is_cluster_text(const std::string& text, const std::string& path);
 
 /// Published measurements and accuracy targets of a scenarios/validation/*.json file.
 ValidationFile load_validation_file(const std::string& path);
+
+/// The committed per-class accuracy (tests/accuracy-ratchet.json); classes sorted, each once.
+AccuracyRatchet load_accuracy_ratchet(const std::string& path);
+/// The same file's text for `ratchet`, classes in its order.
+std::string accuracy_ratchet_json(const AccuracyRatchet& ratchet);
 
 /// A trace: a per-rank graph of compute, collectives and sends (docs/formats.md, "Traces").
 /// Names, ranks, groups and units are checked here; cycles when the workload is laid out.

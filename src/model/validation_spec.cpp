@@ -13,7 +13,9 @@ std::string quantity_of(const ValidationRow& row, int servers) {
   if (row.kind == "llm") return "llm";
   if (row.kind == "inference") return !row.mig.empty() ? "mig" : row.sparse || row.metric == "speedup" ? "sparsity" : "inference";
   if (servers > 1 || row.scale.nodes > 1) return "multinode";
-  return row.size_B >= kLargeMessage_B ? "busbw>=64MiB" : "time<64MiB";
+  return size_quantity(row.size_B);
 }
+
+const char* size_quantity(double size_B) { return size_B >= kLargeMessage_B ? "busbw>=64MiB" : "time<64MiB"; }
 
 }  // namespace topsim

@@ -80,6 +80,8 @@ struct ValidationRow {
 /// "inference" (serving a whole GPU), "mig" (serving MIG instances), "sparsity" (2:4 sparse serving). `servers`: how many servers the row's GPUs
 /// span (known once its topology is built; pending rows pass 1).
 std::string quantity_of(const ValidationRow& row, int servers);
+/// A collective's quantity by its size: busbw from 64 MiB up ("busbw>=64MiB"), time below ("time<64MiB").
+const char* size_quantity(double size_B);
 
 struct ValidationFile {
   std::vector<ValidationRow> rows;

@@ -56,6 +56,45 @@ void add_things(const Topology& t, std::set<std::string>& things) {
   for (const Link& link : t.links()) things.insert("links:" + link.model_name);
 }
 
+// How NCCL's P2P transport reaches a GPU's peers inside its server: through NVSwitches, over
+// direct NVLink, or over PCIe (and host memory).
+std::string server_kind(const Topology& t, int gpu) {
+  bool nvswitch = false, nvlink = false;
+  const Vertex v = t.gpu(gpu);
+  for (Edge e : boost::make_iterator_range(boost::out_edges(v, t.graph()))) {
+    if (t.link(e).kind != LinkKind::nvlink) continue;
+    const DeviceType other = t.device(t.other_end(e, v)).type;
+    nvswitch = nvswitch || other == DeviceType::nvswitch;
+    nvlink = nvlink || other == DeviceType::gpu;
+  }
+  return nvswitch ? "nvswitch" : nvlink ? "nvlink" : "pcie";
+}
+
+// The network between servers, by the NICs' port family ("ib", "eth", "efa"); "none" on one server.
+std::string network_kind(const Topology& t, int servers) {
+  if (servers <= 1 || t.nics().empty()) return "none";
+  const std::string& port = t.device(t.nics().front()).nic().port_model;
+  return port.substr(0, port.find('-'));
+}
+
+// A collective's class: generation x server kind x network x quantity. Point-to-point operations
+// (sendrecv, alltoall) are their own quantity: NCCL schedules them apart from the collectives.
+std::string coll_class(const ValidationRow& row, const Topology& t, int servers) {
+  const int first = row.gpus.empty() ? 0 : row.gpus.front();
+  const bool p2p_op = row.op == "sendrecv" || row.op == "alltoall";
+  const std::string size = size_quantity(row.size_B);
+  return t.gpu_model(first).architecture + "/" + server_kind(t, first) + "/" + network_kind(t, servers) + "/" +
+         (p2p_op ? "p2p-op " : "") + size;
+}
+
+// Any other row's class: the generation of the compute (or NCCL) model it used x its quantity.
+std::string workload_class(const ValidationResult& r) {
+  for (const char* prefix : {"compute:", "nccl:"})
+    for (const std::string& thing : r.things)
+      if (thing.rfind(prefix, 0) == 0) return thing.substr(std::string(prefix).size()) + "/" + r.quantity;
+  return "unknown/" + r.quantity;
+}
+
 int servers_of(const Topology& t, const std::vector<int>& gpus) {
   std::set<int> nodes;
   for (int g : gpus) nodes.insert(t.node_of(g));
@@ -306,10 +345,17 @@ std::vector<ValidationResult> evaluate(const std::vector<ValidationRow>& rows, c
       result.quantity = quantity_of(row, servers_of(t, row.gpus));
       result.predicted = row.metric == "busbw_GBps" ? r.busbw_Bps / 1e9 : r.time_s * 1e6;
       result.detail = std::string(to_string(r.algo)) + "/" + to_string(r.proto);
+      const int servers = servers_of(t, row.gpus);
+      result.accuracy_class = coll_class(row, t, servers);
+      for (const Candidate& c : r.candidates)
+        if (c.algo == r.algo && c.proto == r.proto && c.nccl.time_s > 0 && r.time_s > 0)
+          result.nccl_predicted = row.metric == "busbw_GBps" ? r.busbw_Bps * r.time_s / c.nccl.time_s / 1e9 : c.nccl.time_s * 1e6;
     }
     result.error = (result.predicted - row.measured()) / row.measured();
     results.push_back(result);
   }
+  for (ValidationResult& r : results)
+    if (r.evaluated && r.accuracy_class.empty()) r.accuracy_class = workload_class(r);
   return results;
 }
 

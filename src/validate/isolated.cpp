@@ -42,7 +42,8 @@ std::string serialize(const std::vector<ValidationResult>& results) {
   for (const ValidationResult& r : results) {
     std::vector<std::string> things(r.things.begin(), r.things.end());
     out += "R\t" + std::string(r.evaluated ? "1" : "0") + "\t" + exact_text(r.predicted) + "\t" + escape(r.quantity) + "\t" +
-           escape(r.detail) + "\t" + escape(join(things, ",")) + "\n";
+           escape(r.detail) + "\t" + escape(join(things, ",")) + "\t" +
+           escape(r.accuracy_class) + "\t" + (r.nccl_predicted ? exact_text(*r.nccl_predicted) : std::string("-")) + "\n";
   }
   return out;
 }
@@ -53,7 +54,7 @@ std::vector<ValidationResult> parse_child(const std::vector<ValidationRow>& rows
   std::string line;
   while (std::getline(lines, line)) {
     std::vector<std::string> f = split(line, '\t');
-    if (f.size() != 6 || f[0] != "R" || results.size() >= rows.size())
+    if (f.size() != 8 || f[0] != "R" || results.size() >= rows.size())
       throw std::runtime_error("a prediction's child process wrote an unexpected line: " + line);
     ValidationResult r;
     r.row = rows[results.size()];
@@ -64,6 +65,8 @@ std::vector<ValidationResult> parse_child(const std::vector<ValidationRow>& rows
     r.detail = unescape(f[4]);
     for (const std::string& thing : split(unescape(f[5]), ','))
       if (!thing.empty()) r.things.insert(thing);
+    r.accuracy_class = unescape(f[6]);
+    if (f[7] != "-") r.nccl_predicted = std::strtod(f[7].c_str(), nullptr);
     results.push_back(r);
   }
   if (results.size() != rows.size())

@@ -59,6 +59,43 @@ std::vector<AccuracySummary> summarize(const std::vector<ValidationResult>& resu
   return out;
 }
 
+std::vector<ClassSummary> summarize_classes(const std::vector<ValidationResult>& results) {
+  struct Errors {
+    std::vector<double> simulated, nccl, simulated_on_nccl;
+    std::pair<double, std::string> worst{-1, ""}, worst_nccl{-1, ""}, worst_on_nccl{-1, ""};
+  };
+  auto note_worst = [](std::pair<double, std::string>& worst, double e, const std::string& id) {
+    if (std::abs(e) > worst.first) worst = {std::abs(e), id};
+  };
+  std::map<std::string, Errors> classes;
+  for (const ValidationResult& r : results) {
+    if (!r.evaluated || r.row.role != "check" || !r.error_cross) continue;
+    Errors& c = classes[r.accuracy_class];
+    c.simulated.push_back(*r.error_cross);
+    note_worst(c.worst, *r.error_cross, r.row.id);
+    if (!r.nccl_predicted) continue;
+    double e = (*r.nccl_predicted - r.row.measured()) / r.row.measured();
+    c.nccl.push_back(e);
+    note_worst(c.worst_nccl, e, r.row.id);
+    c.simulated_on_nccl.push_back(*r.error_cross);
+    note_worst(c.worst_on_nccl, *r.error_cross, r.row.id);
+  }
+  std::vector<ClassSummary> out;
+  for (const auto& [name, c] : classes) {
+    ClassSummary s;
+    s.accuracy_class = name;
+    s.simulated = accuracy_of(c.simulated);
+    s.simulated.quantity = name;
+    s.simulated.worst_id = c.worst.second;
+    s.nccl = accuracy_of(c.nccl);
+    s.nccl.worst_id = c.worst_nccl.second;
+    s.simulated_on_nccl_rows = accuracy_of(c.simulated_on_nccl);
+    s.simulated_on_nccl_rows.worst_id = c.worst_on_nccl.second;
+    out.push_back(s);
+  }
+  return out;
+}
+
 void check_rows(const std::vector<ValidationRow>& rows) {
   std::map<std::string, const ValidationRow*> by_id;
   std::map<std::string, const ValidationRow*> source_citation;

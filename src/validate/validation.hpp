@@ -23,6 +23,13 @@ struct ValidationResult {
   std::optional<double> predicted_cross;
   std::optional<double> error_cross;
   std::string detail;      ///< what the prediction ran (a collective's algorithm/protocol)
+  /// The accuracy class the row counts in: GPU generation x server kind x network x quantity for
+  /// collectives ("hopper/nvswitch/ib/time<64MiB"), generation x quantity otherwise ("ampere/llm").
+  std::string accuracy_class;
+  /// NCCL's own tuner estimate for the algorithm and protocol the prediction ran, in the row's
+  /// metric; absent where the tuner estimates nothing (p2p operations, copies, workloads). Nothing
+  /// in it is fitted, so leaving a source out does not change it.
+  std::optional<double> nccl_predicted;
   /// The models the prediction used, as constant "things" ("gpus:a100", "nccl:ampere",
   /// "links:nvlink3"): a constant of one of them is a constant the prediction used.
   std::set<std::string> things;
@@ -46,6 +53,20 @@ AccuracySummary accuracy_of(const std::vector<double>& errors);
 /// Over the rows of `role` that were simulated, per quantity (in a fixed order) and for all of
 /// them; `cross` takes error_cross (rows without one are left out).
 std::vector<AccuracySummary> summarize(const std::vector<ValidationResult>& results, const std::string& role, bool cross);
+
+/// One accuracy class: the simulation's cross-validated error on its check rows and, beside it,
+/// NCCL's own estimate on the rows that have one.
+struct ClassSummary {
+  std::string accuracy_class;
+  AccuracySummary simulated;
+  AccuracySummary nccl;  ///< rows == 0 where the tuner estimates none of the class's rows
+  /// The simulation over the same rows as `nccl`, so the two are compared like for like.
+  AccuracySummary simulated_on_nccl_rows;
+};
+
+/// Per accuracy class (sorted by name), over the evaluated check rows with a cross-validated
+/// error.
+std::vector<ClassSummary> summarize_classes(const std::vector<ValidationResult>& results);
 
 /// Quantities in the order summaries print them.
 const std::vector<std::string>& quantity_order();
