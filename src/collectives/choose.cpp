@@ -89,9 +89,26 @@ Communicator::Choice Communicator::choose(const CollRequest& request, CollSize s
     // Not tuned: p2p operations run LL up to NCCL_P2P_LL_THRESHOLD, else Simple; one GPU copies.
     Candidate c;
     c.algo = request.op == CollOp::sendrecv || request.op == CollOp::alltoall ? Algo::direct : Algo::ring;
+    const bool direct = c.algo == Algo::direct;
+    double ll_bytes = size.size_B, ll_threshold_B = version_.p2p_ll_threshold_B;
+    bool ll_buffers = true;
+    int op_channels = version_.p2p_channels_per_peer;
+    if (direct && ranks() >= 2 && p2p_split_modelled()) {
+      // addP2pToPlan: the threshold holds per operation (a peer's share of an alltoall), times
+      // the channels per peer (2.26-2.28) or the operation's own (2.30); connections over the
+      // network carry no LL buffers unless NCCL_ALLOC_P2P_NET_LL_BUFFERS=1.
+      const P2pLayout layout = p2p_layout_here();
+      ll_bytes = p2p_op_bytes(request.op, size);
+      const int ll_channels = p2p_op_channels_here(layout, ll_bytes, true);
+      if (version_.p2p_ll_threshold_scale == "peer_channels") ll_threshold_B *= layout.per_peer;
+      if (version_.p2p_ll_threshold_scale == "op_channels") ll_threshold_B *= ll_channels;
+      ll_buffers = !network_ || version_.p2p_ll_over_network;
+    }
     c.proto = request.proto ? *request.proto
-              : size.size_B <= version_.p2p_ll_threshold_B && modelled(Proto::ll) ? Proto::ll
-                                                                                  : Proto::simple;
+              : ll_buffers && ll_bytes <= ll_threshold_B && modelled(Proto::ll) ? Proto::ll
+                                                                                 : Proto::simple;
+    if (direct && ranks() >= 2 && p2p_split_modelled())
+      op_channels = p2p_op_channels_here(p2p_layout_here(), ll_bytes, c.proto == Proto::ll);
     if (request.algo && *request.algo != c.algo)
       throw UsageError("--algo " + std::string(to_string(*request.algo)) + ": " +
                        (ranks() < 2 ? std::string("one GPU runs no algorithm") : unavailable(request.op, *request.algo)));
@@ -100,7 +117,7 @@ Communicator::Choice Communicator::choose(const CollRequest& request, CollSize s
                        " for " + model.name);
     c.nccl.algo = c.algo;
     c.nccl.proto = c.proto;
-    c.channels = clamp_channels(c.algo == Algo::direct ? version_.p2p_channels_per_peer : 1);
+    c.channels = clamp_channels(direct ? op_channels : 1);
     choice.candidates.push_back(c);
     choice.chosen = 0;
     return choice;

@@ -10,6 +10,7 @@
 
 #include "collectives/fabric.hpp"
 #include "collectives/op.hpp"
+#include "collectives/p2p_schedule.hpp"
 #include "collectives/nccl_graph.hpp"
 #include "collectives/ring_search.hpp"
 #include "collectives/tuner.hpp"
@@ -226,7 +227,23 @@ class Communicator {
   std::vector<RankHop> tree_up_hops(int rail, int tree, bool through_chain) const;
   static std::vector<RankHop> reversed(const std::vector<RankHop>& hops);
   void add_flow(Plan& plan, std::size_t composite_index, double payload_B, std::vector<RankHop> arcs) const;
-  void add_direct(const CollRequest& request, CollSize size, Plan& plan);
+  void add_direct(const CollRequest& request, CollSize size, const NcclProtocol& proto, Plan& plan);
+  // NCCL's p2p channels (plan_direct.cpp, p2p_schedule.hpp).
+  /// Whether the release line's split of a p2p operation over channels is transcribed.
+  bool p2p_split_modelled() const;
+  /// The channels NCCL's ncclTopoGetNchannels asks for between two ranks.
+  int p2p_peer_channels(int a, int b) const;
+  P2pLayout p2p_layout_here() const;
+  /// Bytes of one operation: a rank's share per peer (alltoall) or all of it (sendrecv).
+  double p2p_op_bytes(CollOp op, CollSize size) const;
+  /// The Simple chunk of this communicator's p2p operations (NVLink, PCIe/host or network).
+  double p2p_step_B() const;
+  /// `ll`: the operation runs LL, which splits by its own step.
+  int p2p_op_channels_here(const P2pLayout& layout, double bytes, bool ll) const;
+  /// The channels one operation of `request` runs on (what `coll` prints).
+  int p2p_channels_for(const CollRequest& request, CollSize size) const;
+  /// What one p2p channel between two ranks carries, bytes/s.
+  double p2p_channel_Bps(int a, int b) const;
   std::size_t composite(const std::string& key, const std::vector<RankHop>& hops, std::optional<double> cap);
   /// `cap` with the hops' stragglers (Device::slowdown) applied: unchanged when there are none.
   std::optional<double> straggler_cap(const std::vector<RankHop>& hops, std::optional<double> cap) const;

@@ -1,6 +1,7 @@
 // models/nccl_versions.json: NCCL release lines as data (see model/nccl_version.hpp).
 #include <algorithm>
 #include <regex>
+#include <utility>
 
 #include "io/io.hpp"
 #include "io/json_reader.hpp"
@@ -170,6 +171,21 @@ NcclVersion read_nccl_version(const std::string& name, const Json& value, const 
       v.p2p_chunk_nvlink_B = p.optional_quantity("chunk_nvlink", Quantity::size).value_or(0);
       v.p2p_chunk_B = p.optional_quantity("chunk", Quantity::size).value_or(0);
       v.p2p_ll_threshold_B = p.optional_quantity("ll_threshold", Quantity::size).value_or(0);  // absent: p2p runs Simple only
+      v.p2p_chunk_net_B = p.optional_quantity("chunk_net", Quantity::size).value_or(0);
+      // absent: the line's split of an operation over channels is not transcribed (NCCL 2.12)
+      for (auto [key, out] : {std::pair{"part_min_divisor", &v.p2p_part_min_divisor}, std::pair{"part_max_steps", &v.p2p_part_max_steps}})
+        if (const Json* split = p.optional(key)) {
+          ObjectReader s(*split, p.at(key));
+          (*out)[0] = s.number("one_node", 0, 1024, true);
+          (*out)[1] = s.number("nodes", 0, 1024, true);
+          s.finish();
+        }
+      if (auto scale = p.optional_string("ll_threshold_scale")) {
+        if (*scale != "none" && *scale != "peer_channels" && *scale != "op_channels")
+          fail(p.at("ll_threshold_scale"), "'" + *scale + "' is not a threshold scale; valid: none, peer_channels, op_channels");
+        v.p2p_ll_threshold_scale = *scale;
+      }
+      if (p.has("ll_over_network")) v.p2p_ll_over_network = p.boolean("ll_over_network");
       p.finish();
     }
     v.nvlink_Bps = read_keyed(r.required("nvlink_bandwidth"), r.at("nvlink_bandwidth"), known_architectures(), "architecture",

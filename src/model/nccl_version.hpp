@@ -40,6 +40,17 @@ struct NcclVersion {
   double p2p_chunk_nvlink_B = 0;                  ///< Simple p2p chunk over NVLink
   double p2p_chunk_B = 0;                         ///< over PCIe, host memory or the network
   double p2p_ll_threshold_B = 0;                  ///< p2p operations up to this size run LL
+  double p2p_chunk_net_B = 0;                     ///< Simple p2p chunk when the ranks span servers
+  /// How one p2p operation is split into parts, one per channel (addP2pToPlan): a part is at
+  /// least chunk / part_min_divisor and, while channels remain, at most chunk x part_max_steps;
+  /// index 0 within one server, 1 across servers. 0: the line's split is not transcribed.
+  std::array<double, 2> p2p_part_min_divisor{0, 0};
+  std::array<double, 2> p2p_part_max_steps{0, 0};
+  /// What the LL threshold is per: "none" (the operation's bytes), "peer_channels" (times the
+  /// channels per peer, 2.26-2.28), "op_channels" (times the operation's own channels, 2.30).
+  std::string p2p_ll_threshold_scale = "none";
+  /// Whether p2p connections over the network have LL buffers (NCCL_ALLOC_P2P_NET_LL_BUFFERS).
+  bool p2p_ll_over_network = true;
   std::map<std::string, double> nvlink_Bps;       ///< NCCL's per-link NVLink bandwidth per architecture
   /// base_latency_s[algo][proto]; hw_latency_s[transport][algo][proto], transport nvlink|pcie|network
   std::map<std::string, std::map<std::string, double>> base_latency_s;

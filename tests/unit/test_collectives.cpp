@@ -302,12 +302,17 @@ TEST_CASE("collectives: the bound is the busiest resource on the critical path, 
   // directions carries one flow at 15.754 GB/s x NCCL's PCIe efficiency 0.7617 = 11.9998218 GB/s:
   // busy 2^30 / 11.9998218e9 = 0.0894798141 s; each QPI direction (2 x 19.2 = 38.4 GB/s) one
   // flow, busy 0.0279616 s. Simple's wire efficiency is 1, so wire bytes are payload bytes.
-  // Latency: Simple's base 8.4 us + its PCIe hop 5.7 us = 14.1 us, then the PCIe flows alone
-  // set the end: time = 14.1e-6 + 0.0894798141 = 0.0894939141 s.
+  // Latency: Simple's base 8.4 us + its PCIe hop 5.7 us = 14.1 us, plus the first p2p chunk's
+  // extra stage. Not every pair is NVLink, so the chunk is NCCL_P2P_PCI_CHUNKSIZE, 128 KiB, and
+  // every pair runs on 2 channels (the PCIe pairs ask for 2, so 2 per peer). An NVLink pair's
+  // channel carries the NVLink rings' rate over their channels, 6 x 20 GB/s / 12 = 10 GB/s; a
+  // PCIe pair's, half its path, 11.9998218 / 2 GB/s, the slowest: 131072 / 5.9999109e9 =
+  // 21.8457 us. The caps (2 channels each) do not bind below the links. The PCIe flows alone
+  // set the end: time = 14.1e-6 + 21.8457e-6 + 0.0894798141 s.
   // Critical path: the start delay, then 3->4 and 7->0 (the last to finish). On it the eight
-  // PCIe directions tie at 0.0894798141 s of busy time; the first in resource order is the first
-  // hop of 3->4, the first flow routed through PCIe: gpu3 -> pcie1, busy for
-  // 0.0894798141 / 0.0894939141 = 99.98% of the operation: "(100%)". Per-flow average rates
+  // PCIe directions tie at 0.0894798141 s of busy time; the first in resource order (in which
+  // the p2p flows, declared as capped composites, put their hops): cpu1 -> pcie2, busy for
+  // 0.0894798141 / 0.0895157598 = 99.96% of the operation: "(100%)". Per-flow average rates
   // (the bound before issue 47) called every link its own flow saturated 100% busy and named
   // gpu5 -> gpu6, busy 0.0268435456 / 0.0894939141 = 30% of the time; the NV1 links were 60%.
   Simulator sim;
@@ -316,10 +321,11 @@ TEST_CASE("collectives: the bound is the busiest resource on the critical path, 
   Communicator comm(t, first(8), nccl());
   auto results = run_all(sim, t, comm, {request(CollOp::sendrecv, kGiB)});
   const CollResult& r = results[0];
-  const double pcie_Bps = 15.754e9 * 0.7617, busy_s = kGiB / pcie_Bps, time_s = 14.1e-6 + busy_s;
+  const double pcie_Bps = 15.754e9 * 0.7617, busy_s = kGiB / pcie_Bps, time_s = 14.1e-6 + 131072 / (pcie_Bps / 2) + busy_s;
+  CHECK(r.channels == 2);
   CHECK(r.time_s == Approx(time_s).epsilon(1e-6));
   CHECK(r.bound_class == "pcie");
-  CHECK(r.bound == "gpu3 -pcie3-x16-> pcie1 (100%)");
+  CHECK(r.bound == "cpu1 -pcie3-x16-> pcie2 (100%)");
   // --link-usage tells the same busy time by construction (bytes over capacity), per direction.
   LinkUsage u = sim.link_usage(10);
   int pcie = 0;
