@@ -55,6 +55,8 @@ void Communicator::find_tuner_topology() {
       nic_Bps += fabric_.arc(local[entry], node_ranks_[1][entry], rail.nic).bottleneck_Bps;
     }
     tt.ring_Bps = tt.inter_Bps = nic_Bps;
+    const NicModel& nic = t.device(t.nics().at(static_cast<std::size_t>(fabric_.nic(fabric_.nodes().front(), rails_.front().nic)))).nic();
+    tt.net_latency_s = nic.transport == "efa" ? nic.message_latency_s : 0;
     tt.channels = std::max(1, std::min(2 * rails(), version_.max_channels));
   }
   // NVLS: every GPU's NVLinks into the NVSwitches, at NCCL's per-link figure.

@@ -125,6 +125,10 @@ NcclEstimate nccl_estimate(const NcclVersion& version, const TunerTopology& topo
     return table(version.hw_latency_s.at(transport), algo_name, p);
   };
   double intra = hw_lat(intra_hw, a), inter = hw_lat("network", a);
+  if (version.net_latency_inter == "adds")
+    inter += topo.net_latency_s * (proto == Proto::simple ? 2 : 1);
+  else if (version.net_latency_inter == "replaces" && topo.net_latency_s > 0)
+    inter = topo.net_latency_s;
   double latency = table(version.base_latency_s, a, p);
   if (algo == Algo::ring) {
     if (op == CollOp::broadcast || op == CollOp::reduce) {

@@ -23,6 +23,11 @@ struct TunerTopology {
   double inter_Bps = 0;        ///< the same across more than two servers: NIC rails x NIC bandwidth
   double nvls_Bps = 0;         ///< NVLS graph busBw (0: no NVLS here)
   int channels = 1;            ///< comm->nChannels of the ring and tree graphs
+  /// The latency the network plugin reports for the rail NICs (graphs->latencyInter), seconds:
+  /// NCCL's own net_ib and net_socket report none (props->latency = 0, net_ib.cc:945 and
+  /// net_socket.cc:120@v2.28.9-1); aws-ofi-nccl reports its platform's figure, the EFA NICs'
+  /// message_latency (models/nics.json). 0 on one server.
+  double net_latency_s = 0;
 };
 
 /// The limits NCCL's environment puts on the choice (NCCL_ALGO, NCCL_PROTO, NCCL_*_NCHANNELS,

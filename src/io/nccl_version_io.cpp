@@ -235,6 +235,9 @@ NcclVersion read_nccl_version(const std::string& name, const Json& value, const 
                                   "tuner row", read_positive);
     v.chain_simple_hop = name_in(r.string("chain_simple_hop"), {"ring", "tree"}, "chain_simple_hop", r.at("chain_simple_hop"));
     v.ring_step_latency = name_in(r.string("ring_step_latency"), {"hw", "intra_inter"}, "ring_step_latency", r.at("ring_step_latency"));
+    if (r.has("net_latency_inter"))
+      v.net_latency_inter = name_in(r.string("net_latency_inter"), {"none", "replaces", "adds"}, "net_latency_inter",
+                                    r.at("net_latency_inter"));
     if (r.has("ring_allreduce_inter_steps"))
       v.ring_allreduce_inter_steps = name_in(r.string("ring_allreduce_inter_steps"), {"2*nodes", "2*(nodes-1)"},
                                              "ring_allreduce_inter_steps", r.at("ring_allreduce_inter_steps"));

@@ -68,6 +68,11 @@ struct NcclVersion {
   /// network steps at the network's; 2.12+) or "hw" (every step at the line's transport: the
   /// network's as soon as there are two servers; 2.5).
   std::string ring_step_latency = "intra_inter";
+  /// How the tuner charges the latency the network plugin reports (graphs->latencyInter: 0 for
+  /// NCCL's own net_ib and net_socket, the platform's figure for aws-ofi-nccl): "none" (2.5),
+  /// "replaces" (it replaces the NET hardware latency when set; 2.12) or "adds" (added to every
+  /// network hop, once more for Simple; 2.18+).
+  std::string net_latency_inter = "none";
   /// Network steps of a ring allreduce: "2*nodes" (2.12-2.21) or "2*(nodes-1)" (2.26+).
   std::string ring_allreduce_inter_steps = "2*nodes";
   NcclGraphData graph;  ///< the graph search's constants (topo.h, topo.cc, paths.cc, search.cc)

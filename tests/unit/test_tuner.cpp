@@ -135,6 +135,35 @@ TEST_CASE("tuner: across servers the ring pays network steps and NVLS-Tree halve
   CHECK(find(all, Algo::nvls, Proto::simple).excluded == "NVLS alone stays in one NVLink domain (NVLS-Tree spans servers)");
 }
 
+TEST_CASE("tuner: the network plugin's reported latency joins every network hop, twice for Simple") {
+  // The same 4 servers as above under 2.18, with an EFA plugin reporting 75 us
+  // (graphs->latencyInter; tuning.cc:204-206@v2.18.3-1). ring/Simple: 8 network steps each gain
+  // 2 x 75 us = 1200 us on top of the 304 us without it; ring/LL: 8 x 75 = 600 us.
+  const NcclVersion& v = catalog().nccl_version("2.18");
+  TunerTopology t;
+  t.ranks = 32;
+  t.nodes = 4;
+  t.architecture = "hopper";
+  t.ring_Bps = t.inter_Bps = 400 * kGB;
+  t.nvls_Bps = 18 * 20.6 * kGB;
+  t.channels = 16;
+  auto without = nccl_estimates(v, t, {}, CollOp::allreduce, 1 << 30, runs_everything);
+  t.net_latency_s = 75 * kUs;
+  auto with = nccl_estimates(v, t, {}, CollOp::allreduce, 1 << 30, runs_everything);
+  CHECK(find(with, Algo::ring, Proto::simple).latency_s - find(without, Algo::ring, Proto::simple).latency_s ==
+        Approx(1200 * kUs));
+  CHECK(find(with, Algo::ring, Proto::ll).latency_s - find(without, Algo::ring, Proto::ll).latency_s == Approx(600 * kUs));
+  // 2.12 replaces the NET hardware latency with the reported one (tuning.cc:140@v2.12.12-1):
+  // tree/LL across 4 servers, 2 log2(4) = 4 network hops at 75 us instead of NET LL's.
+  const NcclVersion& old = catalog().nccl_version("2.12");
+  auto replaced = nccl_estimates(old, t, {}, CollOp::allreduce, 1 << 20, runs_everything);
+  t.net_latency_s = 0;
+  auto plain = nccl_estimates(old, t, {}, CollOp::allreduce, 1 << 20, runs_everything);
+  const double net_ll_s = old.hw_latency_s.at("network").at("tree").at("ll");
+  CHECK(find(replaced, Algo::tree, Proto::ll).latency_s - find(plain, Algo::tree, Proto::ll).latency_s ==
+        Approx(2 * 2 * (75 * kUs - net_ll_s)));
+}
+
 TEST_CASE("tuner: a release maps to its major.minor line, else to the nearest older line with a note") {
   CHECK(compare_versions("2.20.5", "2.21") < 0);
   CHECK(compare_versions("2.21", "2.21.0") == 0);
