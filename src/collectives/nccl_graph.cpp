@@ -600,7 +600,11 @@ int nccl_search_rank_limit(const Topology& topology, const std::vector<int>& gpu
                   topology.device(topology.other_end(e, v)).type == DeviceType::nvswitch;
     if (!nvswitch) return searched;
   }
-  return std::max(searched, version.graph.topo_max_nodes);
+  // The search recurses one level per rank: past one NVL72 domain (72 ranks) its depth overflowed
+  // the stack under the sanitizers (the 256-GPU NVLink Switch System). Beyond it topsim's own
+  // ring search runs, as it does for any communicator past NCCL's limit.
+  constexpr int kDeepestSearch = 72;
+  return std::min(kDeepestSearch, std::max(searched, version.graph.topo_max_nodes));
 }
 
 NcclRingGraph nccl_ring_graph(const Topology& topology, const std::vector<int>& gpus, const NcclVersion& version,
