@@ -208,6 +208,7 @@ void add_plan_command(CLI::App& app, Context& context) {
   add_quiet_option(*plan, *quiet);
   plan->add_option("--attention", args->attention, "Attention core: flash (fused) or unfused");
   add_layer_split_options(*plan, *args);
+  add_data_parallel_options(*plan, *args);
   add_cross_server_option(*plan, *args);
   plan->add_flag("--include-unfit", *include_unfit,
                  "Rank layouts that do not fit in memory too, after all that fit (fits false, unfit_reason)");

@@ -37,9 +37,24 @@ void add_layout_options(CLI::App& command, TrainArgs& args) {
   command.add_option("--attention", args.attention, "Attention core: flash (fused) or unfused (scores in memory, Megatron-LM before 2023)");
   command.add_option("--micro-batch", L.micro_batch, "Sequences per micro-batch");
   command.add_option("--order", args.order, "Rank placement, innermost first (Megatron's: tp-cp-dp-pp)");
-  command.add_flag("!--no-overlap-grad-reduce", L.overlap_grad_reduce, "Reduce gradients after backward, not during it");
-  command.add_flag("!--no-overlap-param-gather", L.overlap_param_gather, "Gather parameters before the next forward, not during it");
   command.add_flag("--tp-comm-overlap", L.tp_comm_overlap, "Overlap tensor-parallel collectives with GEMMs (Megatron-Core)");
+  add_data_parallel_options(command, args);
+}
+
+void add_data_parallel_options(CLI::App& command, TrainArgs& args) {
+  LlmLayout& L = args.layout;
+  // Megatron-LM's names and defaults (megatron/training/arguments.py, cited in models/megatron.json).
+  command.add_flag("--overlap-grad-reduce", L.overlap_grad_reduce,
+                   "Reduce-scatter (all-reduce) each gradient bucket during the last micro-batch's backward (Megatron's default: off)");
+  command.add_flag("--overlap-param-gather", L.overlap_param_gather,
+                   "All-gather parameters during the next forward (distributed optimizer; Megatron's default: off)");
+  command.add_flag("--grad-reduce-in-fp32,--accumulate-allreduce-grads-in-fp32", L.grad_reduce_in_fp32,
+                   "Accumulate and reduce gradients in fp32 (Megatron's default: the parameters' 16-bit type)");
+  command.add_option("--ddp-bucket-size", L.ddp_bucket_params,
+                     "Gradient bucket in parameters (Megatron's default: max(40M, 1M x data-parallel size))")
+      ->check(CLI::Range(1.0, 2147483647.0));
+  command.add_flag("!--no-align-param-gather", L.align_param_gather,
+                   "Interleaved pipelines: each bucket's parameter all-gather dispatched by the module that needs it, not by the schedule");
 }
 
 void add_layer_split_options(CLI::App& command, TrainArgs& args) {

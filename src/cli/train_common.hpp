@@ -42,6 +42,11 @@ void add_train_target_options(CLI::App& command, TrainArgs& args);
 /// and the overlap switches (train only: plan searches them).
 void add_layout_options(CLI::App& command, TrainArgs& args);
 
+/// --overlap-grad-reduce, --overlap-param-gather, --grad-reduce-in-fp32, --ddp-bucket-size,
+/// --no-align-param-gather (Megatron-LM's flags and defaults; part of add_layout_options, and
+/// plan's own since it does not search them).
+void add_data_parallel_options(CLI::App& command, TrainArgs& args);
+
 /// --first-stage-layers, --last-stage-layers, --account-for-embedding, --account-for-loss (both
 /// commands: train splits by them; plan, given any, takes that split for every layout).
 void add_layer_split_options(CLI::App& command, TrainArgs& args);

@@ -1,4 +1,5 @@
 // models/transformers.json and user model files: transformers by shape (docs/llm.md).
+#include <limits>
 #include "io/io.hpp"
 #include "io/model_reader.hpp"
 
@@ -112,9 +113,18 @@ LlmLayout read_llm_layout(const Json& value, const SourceRef& where, const LlmLa
   for (auto [key, field] : {std::pair{"first_stage_layers", &L.first_stage_layers}, {"last_stage_layers", &L.last_stage_layers}})
     if (auto v = r.optional_integer(key, 1, kMax)) *field = *v;
   if (auto zero = r.optional_integer("zero", 0, 3)) L.zero = *zero;
+  if (auto etp = r.optional_integer("etp", 1, kMax)) L.etp = *etp;
+  if (auto bucket = r.optional_integer("ddp_bucket_params", 1, std::numeric_limits<int>::max())) L.ddp_bucket_params = double(*bucket);
+  if (r.has("fp8_recipe")) {
+    L.fp8_recipe = r.string("fp8_recipe");
+    if (L.fp8_recipe != "delayed" && L.fp8_recipe != "tensorwise" && L.fp8_recipe != "blockwise" && L.fp8_recipe != "mxfp8")
+      fail(r.at("fp8_recipe"), unknown_name_message("fp8_recipe", L.fp8_recipe, {"delayed", "tensorwise", "blockwise", "mxfp8"}));
+  }
   for (auto [key, field] : {std::pair{"sp", &L.sp}, {"fsdp", &L.fsdp}, {"overlap_grad_reduce", &L.overlap_grad_reduce},
                             {"overlap_param_gather", &L.overlap_param_gather}, {"tp_comm_overlap", &L.tp_comm_overlap},
                             {"allow_cross_server_tp", &L.allow_cross_server_tp},
+                            {"grad_reduce_in_fp32", &L.grad_reduce_in_fp32}, {"align_grad_reduce", &L.align_grad_reduce},
+                            {"align_param_gather", &L.align_param_gather},
                             {"account_for_embedding", &L.account_for_embedding}, {"account_for_loss", &L.account_for_loss}})
     if (r.has(key)) *field = r.boolean(key);
   if (r.has("recompute"))

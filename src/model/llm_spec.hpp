@@ -86,10 +86,26 @@ struct LlmLayout {
   int seq_len = 0;               ///< tokens per sequence
   std::string precision = "bf16";  ///< bf16, fp16 or fp8 (fp8 GEMMs, bf16 elsewhere)
   /// Communication overlap as Megatron-Core runs it (--overlap-grad-reduce, --overlap-param-gather,
-  /// --tp-comm-overlap): each off means the communication is exposed in full.
-  bool overlap_grad_reduce = true;
-  bool overlap_param_gather = true;
+  /// --tp-comm-overlap), each off by default as in Megatron-LM (models/megatron.json cites where):
+  /// off means the communication is exposed in full.
+  bool overlap_grad_reduce = false;
+  bool overlap_param_gather = false;
   bool tp_comm_overlap = false;
+  /// Megatron-Core DDP (docs/llm.md, "Data parallelism"): gradients reduced in fp32 rather than
+  /// the parameters' 16-bit type (--grad-reduce-in-fp32, alias --accumulate-allreduce-grads-in-fp32);
+  /// the bucket size in parameters (--ddp-bucket-size; 0: Megatron's max(40M, 1M x dp));
+  /// gradient reduce-scatters of interleaved chunks launched at the same time across the pipeline
+  /// group (align_grad_reduce) and parameter all-gathers dispatched by the schedule
+  /// (--no-align-param-gather turns it off).
+  bool grad_reduce_in_fp32 = false;
+  double ddp_bucket_params = 0;
+  bool align_grad_reduce = true;
+  bool align_param_gather = true;
+  /// Transformer Engine's fp8 scaling recipe under --precision fp8 (Megatron's --fp8-recipe):
+  /// delayed, tensorwise, blockwise or mxfp8.
+  std::string fp8_recipe = "delayed";
+  /// Expert tensor parallel (--expert-tensor-parallel-size; 0: equal to tp, Megatron's default).
+  int etp = 0;
   /// Tensor-, context- or expert-parallel groups may span NVLink domains, their collectives
   /// crossing the network (--allow-cross-server-tp; a published run that did so says it).
   bool allow_cross_server_tp = false;
