@@ -28,7 +28,8 @@ void add_layout_options(CLI::App& command, TrainArgs& args) {
   command.add_option("--pp", L.pp, "Pipeline stages");
   command.add_option("--vp", L.vp, "Virtual stages per pipeline rank (interleaved 1F1B)");
   command.add_option("--cp", L.cp, "Context-parallel size (ring attention)");
-  command.add_option("--ep", L.ep, "Expert-parallel size (MoE models; carved out of dp)");
+  command.add_option("--ep", L.ep, "Expert-parallel size (MoE models; carved out of tp x cp x dp)");
+  command.add_option("--etp", L.etp, "Expert tensor-parallel size (--expert-tensor-parallel-size; default: tp)")->check(CLI::Range(1, 1 << 20));
   command.add_option("--dp", L.dp, "Data-parallel size (default: GPUs / (tp pp cp))");
   command.add_flag("--sp", L.sp, "Sequence parallelism (with tp > 1)");
   command.add_option("--zero", L.zero, "0: replicated optimizer; 1: distributed optimizer (default); 2: + gradients; 3: + parameters");

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "compute/kernel.hpp"
+#include "llm/expert_groups.hpp"
 #include "llm/iteration.hpp"
 #include "util/text.hpp"
 
@@ -114,7 +115,7 @@ Flow iteration_flow(const Job& job, const TransformerSpec& model) {
   Flow total;
 
   // Data parallelism, per stage and tensor rank: dense parameters over dp x cp, experts over
-  // their dp x cp / ep replicas.
+  // their expert data-parallel groups.
   auto sync = [&](double params, const std::vector<int>& ranks) {
     const double n = static_cast<double>(ranks.size()), servers = job.servers_of(ranks);
     if (L.shards_parameters()) {  // gathered ahead of each forward and backward, reduced after each backward
@@ -134,14 +135,9 @@ Flow iteration_flow(const Job& job, const TransformerSpec& model) {
       for (int c = 0; c < L.cp; ++c)
         for (int d = 0; d < L.dp; ++d) ranks.push_back(job.placement.rank({i, c, d, s}));
       sync(p.dense, ranks);
-      if (p.experts > 0 && L.ep > 1)
-        for (int e = 0; e < L.ep; ++e) {
-          std::vector<int> expert_ranks;
-          for (int c = 0; c < L.cp; ++c)
-            for (int d = e; d < L.dp; d += L.ep) expert_ranks.push_back(job.placement.rank({i, c, d, s}));
-          sync(p.experts, expert_ranks);
-        }
     }
+    if (p.experts > 0)
+      for (const std::vector<int>& expert_ranks : expert_groups(L, job.placement, s).edp) sync(p.experts, expert_ranks);
   }
 
   // Tensor, context and expert parallelism per layer and micro-batch; the mean stage's layers.

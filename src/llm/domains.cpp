@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "llm/expert_groups.hpp"
 #include "util/error.hpp"
 
 namespace topsim {
@@ -105,7 +106,20 @@ std::vector<GroupSpan> group_spans(const LlmLayout& L, const DimOrder& order, co
   };
   std::vector<GroupSpan> out;
   std::vector<int> seen;
-  for (const Kind& k : {Kind{"tp", L.tp, Dim::tp}, Kind{"cp", L.cp, Dim::cp}, Kind{"ep", L.ep, Dim::dp}}) {
+  // The span of the widest group of a kind: its domains, and the domain of its first rank.
+  auto widen = [&](GroupSpan& span, const std::vector<int>& group) {
+    seen.clear();
+    for (int gpu : group) seen.push_back(domains.of_gpu.at(static_cast<std::size_t>(gpu)));
+    std::sort(seen.begin(), seen.end());
+    const int count = static_cast<int>(std::unique(seen.begin(), seen.end()) - seen.begin());
+    if (count > span.domains) {
+      span.domains = count;
+      const auto d = static_cast<std::size_t>(domains.of_gpu.at(static_cast<std::size_t>(group.front())));
+      span.domain_gpus = domains.gpus[d];
+      span.domain_servers = domains.servers[d];
+    }
+  };
+  for (const Kind& k : {Kind{"tp", L.tp, Dim::tp}, Kind{"cp", L.cp, Dim::cp}}) {
     if (k.size <= 1) continue;
     GroupSpan span;
     span.group = k.name;
@@ -116,18 +130,20 @@ std::vector<GroupSpan> group_spans(const LlmLayout& L, const DimOrder& order, co
       const RankCoord c = placement.coord(first);
       const int at = k.dim == Dim::tp ? c.tp : k.dim == Dim::cp ? c.cp : c.dp;
       if (at % k.size != 0) continue;  // not a group's first rank
-      seen.clear();
-      for (int j = 0; j < k.size; ++j)
-        seen.push_back(domains.of_gpu.at(static_cast<std::size_t>(first + j * span.stride)));
-      std::sort(seen.begin(), seen.end());
-      const int count = static_cast<int>(std::unique(seen.begin(), seen.end()) - seen.begin());
-      if (count > span.domains) {
-        span.domains = count;
-        const auto d = static_cast<std::size_t>(domains.of_gpu.at(static_cast<std::size_t>(first)));
-        span.domain_gpus = domains.gpus[d];
-        span.domain_servers = domains.servers[d];
-      }
+      std::vector<int> group;
+      for (int j = 0; j < k.size; ++j) group.push_back(first + j * span.stride);
+      widen(span, group);
     }
+    out.push_back(span);
+  }
+  if (L.ep > 1) {  // expert groups as Megatron-Core builds them (expert_groups.hpp), every stage
+    GroupSpan span;
+    span.group = "ep";
+    span.size = L.ep;
+    span.stride = expert_tp(L);
+    span.domains = 0;
+    for (int s = 0; s < L.pp; ++s)
+      for (const std::vector<int>& group : expert_groups(L, placement, s).ep) widen(span, group);
     out.push_back(span);
   }
   return out;

@@ -33,8 +33,8 @@ struct GroupSpan {
 };
 
 /// Spans of the layout's tensor-, context- and expert-parallel groups of more than one rank, in
-/// that order. Tensor and context groups vary their own coordinate; an expert group is ep
-/// consecutive data-parallel ranks at fixed tp, cp and pp (Megatron-Core carves it out of dp, as
+/// that order. Tensor and context groups vary their own coordinate; an expert group is ep ranks
+/// etp apart of one stage's tp x cp x dp ranks (Megatron-Core's expert grid, expert_groups.hpp, as
 /// src/llm/iteration.cpp builds its all-to-all). `of_gpu` covers at least layout.gpus() GPUs.
 std::vector<GroupSpan> group_spans(const LlmLayout& layout, const DimOrder& order, const NvlinkDomains& domains);
 

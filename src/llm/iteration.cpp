@@ -5,6 +5,7 @@
 
 #include "compute/kernel.hpp"
 #include "engine/simulator.hpp"
+#include "llm/expert_groups.hpp"
 #include "llm/pipeline.hpp"
 #include "llm/plan.hpp"
 #include "util/error.hpp"
@@ -30,6 +31,7 @@ struct PassCost {
 struct CommTimes {
   double tp_ar = 0, tp_ag = 0, tp_rs = 0;  // tensor parallel: all-reduce, all-gather, reduce-scatter
   double pp = 0, cp_step = 0, ep_a2a = 0;  // pipeline send, one ring-attention step, one all-to-all
+  double etp_ag = 0, etp_rs = 0;           // expert tensor parallel around the experts (etp > 1)
   double dp_ar = 0, dp_rs = 0, dp_ag = 0;  // data parallel (and expert data parallel)
   int dp_channels = 0;                     // the most channels a data-parallel collective runs on
 };
@@ -55,6 +57,8 @@ CommTimes comm_times(const ReplayResult& steady, const ReplayResult& gradient) {
   c.pp = slowest(steady, "pp.", "");
   c.cp_step = slowest(steady, "cp.", "");
   c.ep_a2a = slowest(steady, "ep.", ".alltoall");
+  c.etp_ag = slowest(steady, "etp.", ".ag");
+  c.etp_rs = slowest(steady, "etp.", ".rs");
   c.dp_ar = std::max(slowest(gradient, "dp.", ".ar"), slowest(gradient, "edp.", ".ar"));
   c.dp_rs = std::max(slowest(gradient, "dp.", ".rs"), slowest(gradient, "edp.", ".rs"));
   c.dp_ag = std::max(slowest(gradient, "dp.", ".ag"), slowest(gradient, "edp.", ".ag"));
@@ -136,10 +140,11 @@ struct LlmIteration::Impl {
     const double tp_ar = c.tp_ar, tp_ag = c.tp_ag, tp_rs = c.tp_rs, cp_step = c.cp_step, ep_a2a = c.ep_a2a;
     const double dp_rs = c.dp_rs, dp_ag = c.dp_ag;
     const double dp_sm_share = sm_share(c.dp_channels);
-    const double tp_layer = L.tp == 1 ? 0 : L.sp ? 2 * (tp_ag + tp_rs) : 2 * tp_ar;
     auto layer_cost = [&](int layer, PassCost& f, PassCost& b) {
       TimedLayer t = time(layer_kernels(model, L, layer));
       LayerComm lc = layer_comm(model, L, layer);
+      // Each all-gather comes with its reduce-scatter (sp); without sp, all-reduces.
+      const double tp_layer = L.tp == 1 ? 0 : L.sp ? lc.tp_ops / 2 * (tp_ag + tp_rs) : lc.tp_ops * tp_ar;
       f.compute += t.fwd_s;
       // Full recomputation runs the layer's forward again; selective, the attention core (inside
       // flash attention's own backward already, so only unfused attention pays it).
@@ -154,10 +159,11 @@ struct LlmIteration::Impl {
       double cp_b = exposed(2 * lc.cp_steps * cp_step, t.bwd_attention_s * lc.cp_steps / L.cp);
       f.cp += cp_f;
       b.cp += cp_b + (full ? cp_f : 0);
-      if (lc.ep_B > 0) {  // dispatch and combine, each way
-        f.ep += 2 * ep_a2a;
-        b.ep += 2 * ep_a2a + (full ? 2 * ep_a2a : 0);
-      }
+      // Dispatch and combine all-to-alls, each way, and with etp > 1 the all-gather after dispatch
+      // and the reduce-scatter before combine (their backward: the reverse pair).
+      const double expert_comm = (lc.ep_B > 0 ? 2 * ep_a2a : 0) + (lc.etp_B > 0 ? c.etp_ag + c.etp_rs : 0);
+      f.ep += expert_comm;
+      b.ep += expert_comm + (full ? expert_comm : 0);
       if (zero3) {  // gather a layer's weights ahead of its forward and backward, reduce its gradients
         const double gather = gathers_per_layer * dp_ag, reduce = reduces_per_layer * dp_rs;
         f.zero3 += exposed_sharing(gather, t.fwd_s, dp_sm_share);
@@ -312,16 +318,26 @@ struct LlmIteration::Impl {
             if (L.cp > 1)
               add_send(steady, "cp." + std::to_string(r), r, placement.rank({i, (c + 1) % L.cp, d, p}), dense.cp_B, "cp");
           }
+    for (int p = 0; p < stages && (moe.ep_B > 0 || moe.etp_B > 0); ++p) add_expert_ops(p, moe);
+  }
+
+  // One stage's dispatch all-to-alls over every EP group and, with etp > 1, the all-gather and
+  // reduce-scatter of every expert tensor-parallel group (expert_groups.hpp places them).
+  void add_expert_ops(int stage, const LayerComm& moe) {
+    const ExpertGroups groups = expert_groups(L, placement, stage);
     if (moe.ep_B > 0)
-      for (int p = 0; p < stages; ++p)
-        for (int c = 0; c < L.cp; ++c)
-          for (int i = 0; i < L.tp; ++i)
-            for (int block = 0; block < L.dp / L.ep; ++block) {
-              std::vector<int> ranks;
-              for (int j = 0; j < L.ep; ++j) ranks.push_back(placement.rank({i, c, block * L.ep + j, p}));
-              add_collective(steady, "ep." + std::to_string(ranks.front()), "alltoall", ranks, moe.ep_B,
-                             types.other_dtype, "ep");
-            }
+      for (const std::vector<int>& ranks : groups.ep)
+        add_collective(steady, "ep." + std::to_string(ranks.front()), "alltoall", ranks, moe.ep_B, types.other_dtype, "ep");
+    if (moe.etp_B > 0)
+      for (const std::vector<int>& ranks : groups.etp) {
+        const std::string name = "etp." + std::to_string(ranks.front());
+        add_collective(steady, name, "allgather", ranks, moe.etp_B, types.other_dtype, "etp");
+        steady.ops.back().name = name + ".ag";
+        TraceOp rs = steady.ops.back();
+        rs.name = name + ".rs";
+        rs.op = "reducescatter";
+        steady.ops.push_back(rs);
+      }
   }
 
   // Gradient synchronisation of stage 0 (it holds the embedding and finishes last), with its
@@ -364,15 +380,11 @@ struct LlmIteration::Impl {
       for (int c = 0; c < L.cp; ++c)
         for (int d = 0; d < L.dp; ++d) ranks.push_back(placement.rank({i, c, d, 0}));
       add_sync("dp." + std::to_string(ranks.front()), ranks, dense);
-      if (stage0.experts > 0 && L.ep > 1)
-        for (int e = 0; e < L.ep; ++e) {
-          std::vector<int> expert_ranks;
-          for (int c = 0; c < L.cp; ++c)
-            for (int d = e; d < L.dp; d += L.ep) expert_ranks.push_back(placement.rank({i, c, d, 0}));
-          add_sync("edp." + std::to_string(expert_ranks.front()), expert_ranks,
-                   sharded ? stage0.experts / std::max<double>(1, stage0_layers) : stage0.experts);
-        }
     }
+    if (stage0.experts > 0)  // expert gradients over the expert data-parallel groups
+      for (const std::vector<int>& expert_ranks : expert_groups(L, placement, 0).edp)
+        add_sync("edp." + std::to_string(expert_ranks.front()), expert_ranks,
+                 sharded ? stage0.experts / std::max<double>(1, stage0_layers) : stage0.experts);
     if (!gradient.ops.empty()) add_tp_ops(gradient, "tpg.", 0, layer_comm(model, L, 0).tp_B);
   }
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "llm/expert_groups.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
 
@@ -207,11 +208,7 @@ LlmLayout resolve_layout(const TransformerSpec& m, LlmLayout L, int gpus) {
   require(L.vp == 1 || micro_batches % L.pp == 0,
           "the interleaved schedule (--vp " + n(L.vp) + ") needs micro-batches per replica (" + n(micro_batches) +
               " = global batch / (micro-batch x dp)) divisible by pp " + n(L.pp));
-  if (L.ep > 1) {
-    require(m.moe.has_value(), "--ep " + n(L.ep) + ": " + m.name + " has no experts (expert parallelism needs an MoE model)");
-    require(m.moe->experts % L.ep == 0, m.name + " has " + n(m.moe->experts) + " experts, not divisible by ep " + n(L.ep));
-    require(L.dp % L.ep == 0, "ep " + n(L.ep) + " is carved out of data parallelism: dp " + n(L.dp) + " is not divisible by it");
-  }
+  check_expert_layout(m, L);  // ep and etp against tp x cp x dp (expert_groups.hpp)
   require(L.zero >= 0 && L.zero <= 3, "--zero must be 0, 1, 2 or 3, got " + n(L.zero));
   require(L.precision == "bf16" || L.precision == "fp16" || L.precision == "fp8",
           "--precision '" + L.precision + "': expected bf16, fp16 or fp8");

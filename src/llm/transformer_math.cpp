@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "llm/expert_groups.hpp"  // expert_tp, expert_dp: the expert side of the layout
 #include "llm/layout.hpp"  // stage_layers: the one map from a stage to its layers
 
 namespace topsim {
@@ -120,6 +121,59 @@ void add_attention_core(LayerKernels& out, const TransformerSpec& m, const LlmLa
   out.backward.push_back(batched("scores.dk", keys, d, s));
 }
 
+// A memory-bound kernel whose backward moves `backward_B` (a permutation's backward is the
+// reverse permutation: the same bytes, not twice them).
+void add_memory(LayerKernels& out, const std::string& name, double forward_B, double backward_B, const std::string& dtype) {
+  out.forward.push_back(memory(name, forward_B, dtype));
+  out.backward.push_back(memory(name + ".bwd", backward_B, dtype));
+}
+
+// A grouped GEMM: `groups` GEMMs of one shape in one kernel (balanced routing gives every local
+// expert the same rows), and its two backward GEMMs per group.
+void add_grouped_gemm(LayerKernels& out, const std::string& name, double groups, double m, double n, double k,
+                      const std::string& dtype) {
+  add_gemm(out, name, m, n, k, dtype);
+  out.forward.back().kernel.batch = groups;
+  out.backward[out.backward.size() - 1].kernel.batch = groups;
+  out.backward[out.backward.size() - 2].kernel.batch = groups;
+}
+
+// The FFN of an MoE layer as Megatron-Core's alltoall token dispatcher runs it
+// (token_dispatcher.py:660-900@Megatron-LM@d98e8a64ddf3), dropless and force-balanced as the
+// published benchmarks run it: `tokens_rank` = the rank's own tokens T (split by tp under sp).
+//   router GEMM on T tokens; permute T tokens into T x top_k expert-sorted copies
+//   (moe_utils.py:344); the dispatch all-to-all over ep returns T x top_k token copies on average
+//   (layer_comm); with etp > 1 an all-gather over etp makes them rows = T x top_k x etp;
+//   with more than one local expert they are sorted by local expert (sort_chunks_by_idxs,
+//   token_dispatcher.py:782) and back (817); the experts/ep local experts each run a GEMM of
+//   rows / local-experts rows, width split by etp (grouped GEMM); unpermute (moe_utils.py:497)
+//   weights and sums the top_k copies back to T tokens.
+// Shared experts are a dense MLP split by tp over all the rank's (gathered) tokens.
+void add_moe_ffn(LayerKernels& out, const TransformerSpec& m, const LlmLayout& L, double tokens_rank, double tokens_all,
+                 double e_B, const std::string& g, const std::string& o) {
+  const MoeSpec& e = *m.moe;
+  const double h = m.hidden, k = e.top_k, etp = expert_tp(L);
+  const double local_experts = double(e.experts) / L.ep, f = e.expert_ffn_hidden / etp;
+  const double rows = tokens_rank * k * etp;
+  const double gate = m.ffn == TransformerSpec::Ffn::swiglu ? 2 : 1;
+  const double act_accesses = m.ffn == TransformerSpec::Ffn::swiglu ? 3 : 2;
+  add_gemm(out, "router", tokens_rank, e.experts, h, o);
+  add_elementwise(out, "router.topk", tokens_rank * e.experts, 2, e_B, o);  // softmax and top-k over the logits
+  add_memory(out, "permute", tokens_rank * h * e_B * (1 + k), tokens_rank * h * e_B * (1 + k), o);
+  if (local_experts > 1) add_memory(out, "sort_chunks", 2 * rows * h * e_B, 2 * rows * h * e_B, o);
+  add_grouped_gemm(out, "expert.fc1", local_experts, rows / local_experts, gate * f, h, g);
+  add_elementwise(out, "expert.act", rows * f, act_accesses, e_B, o);
+  add_grouped_gemm(out, "expert.fc2", local_experts, rows / local_experts, h, f, g);
+  if (local_experts > 1) add_memory(out, "unsort_chunks", 2 * rows * h * e_B, 2 * rows * h * e_B, o);
+  add_memory(out, "unpermute", tokens_rank * h * e_B * (1 + k), tokens_rank * h * e_B * (1 + k), o);
+  if (e.shared_experts > 0) {
+    const double fs = double(e.shared_experts) * e.expert_ffn_hidden / L.tp;
+    add_gemm(out, "shared.fc1", tokens_all, gate * fs, h, g);
+    add_elementwise(out, "shared.act", tokens_all * fs, act_accesses, e_B, o);
+    add_gemm(out, "shared.fc2", tokens_all, h, fs, g);
+  }
+}
+
 }  // namespace
 
 std::string to_string(Attention a) { return a == Attention::flash ? "flash" : "unfused"; }
@@ -198,19 +252,7 @@ LayerKernels layer_kernels(const TransformerSpec& m, const LlmLayout& L, int lay
   const double gate = m.ffn == TransformerSpec::Ffn::swiglu ? 2 : 1;  // fc1 width in f
   const double act_accesses = m.ffn == TransformerSpec::Ffn::swiglu ? 3 : 2;
   if (m.is_moe_layer(layer)) {
-    const MoeSpec& e = *m.moe;
-    // Each rank routes its (sequence-parallel) tokens; an EP rank receives, on average, as
-    // many token-expert pairs as it sends: replicated x top_k rows through its experts.
-    const double routed = replicated * e.top_k, shared = replicated * e.shared_experts;
-    add_gemm(out, "router", replicated, e.experts, h, o);
-    add_gemm(out, "expert.fc1", routed, gate * e.expert_ffn_hidden, h, g);
-    add_elementwise(out, "expert.act", routed * e.expert_ffn_hidden, act_accesses, e_B, o);
-    add_gemm(out, "expert.fc2", routed, h, e.expert_ffn_hidden, g);
-    if (shared > 0) {
-      add_gemm(out, "shared.fc1", shared, gate * e.expert_ffn_hidden, h, g);
-      add_elementwise(out, "shared.act", shared * e.expert_ffn_hidden, act_accesses, e_B, o);
-      add_gemm(out, "shared.fc2", shared, h, e.expert_ffn_hidden, g);
-    }
+    add_moe_ffn(out, m, L, replicated, tokens, e_B, g, o);
   } else {
     const double f = m.ffn_hidden / t;
     add_gemm(out, "fc1", tokens, gate * f, h, g);
@@ -258,28 +300,40 @@ LayerComm layer_comm(const TransformerSpec& m, const LlmLayout& L, int layer) {
     c.cp_steps = L.cp - 1;
     c.cp_B = 2 * tokens * double(m.kv_heads) * m.head_dim / L.tp * types.activation_B;
   }
-  if (m.is_moe_layer(layer) && L.ep > 1)
-    c.ep_B = tokens / (L.sp ? L.tp : 1) * m.moe->top_k * m.hidden * types.activation_B;
+  if (m.is_moe_layer(layer)) {
+    // Dispatch (and combine) all-to-all over ep: each rank sends its T tokens' top_k copies,
+    // dropless (T = its tokens, split by tp under sp); as nccl-tests counts an alltoall, the
+    // size is the rank's whole buffer, (ep - 1) / ep of it to other ranks.
+    const double routed_B = tokens / (L.sp ? L.tp : 1) * m.moe->top_k * m.hidden * types.activation_B;
+    if (L.ep > 1) c.ep_B = routed_B;
+    // With etp > 1 the received copies are all-gathered over etp after dispatch and
+    // reduce-scattered before combine (token_dispatcher.py:742-752, 823-870): size as gathered.
+    if (expert_tp(L) > 1) c.etp_B = routed_B * expert_tp(L);
+    // Under sp the attention's all-gather and reduce-scatter stay; the MLP's pair runs only for
+    // shared experts (a dense MLP split by tp), the routed experts' being the etp pair above.
+    if (L.tp > 1 && L.sp && m.moe->shared_experts == 0) c.tp_ops = 2;
+  }
   return c;
 }
 
 double RankParams::held(const LlmLayout& L, bool sharded) const {
   if (!sharded) return total();
-  // Dense parameters are replicated over dp x cp, experts over dp x cp / ep.
+  // Dense parameters are replicated over dp x cp, experts over the expert data-parallel ranks.
   const double dense_shards = double(L.dp) * L.cp;
-  return dense / dense_shards + experts / (dense_shards / L.ep);
+  return dense / dense_shards + experts / expert_dp(L);
 }
 
 namespace {
 // One layer's parameters on one rank: its tp share of attention and dense FFN, both norms whole;
-// of an MoE layer, its ep share of the routed experts, shared experts and router whole.
+// of an MoE layer, its ep share of the routed experts split by etp, its tp share of the shared
+// experts, the router whole.
 RankParams layer_rank_params(const TransformerSpec& m, const LlmLayout& L, int layer) {
   RankParams p;
   p.dense = attention_params(m) / L.tp + 2.0 * m.hidden;
   if (m.is_moe_layer(layer)) {
     const MoeSpec& e = *m.moe;
-    p.experts = double(e.experts) / L.ep * ffn_params(m, e.expert_ffn_hidden);
-    p.dense += e.shared_experts * ffn_params(m, e.expert_ffn_hidden) + double(m.hidden) * e.experts;
+    p.experts = double(e.experts) / L.ep * ffn_params(m, e.expert_ffn_hidden) / expert_tp(L);
+    p.dense += e.shared_experts * ffn_params(m, e.expert_ffn_hidden) / L.tp + double(m.hidden) * e.experts;
   } else {
     p.dense += ffn_params(m, m.ffn_hidden) / L.tp;
   }

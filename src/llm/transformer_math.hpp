@@ -67,8 +67,9 @@ struct LlmTypes {
 LlmTypes llm_types(const std::string& precision);
 
 /// Transformer layer `layer` on one rank: GEMMs split by tp (columns of QKV and fc1, rows of the
-/// projections), tokens split by cp (and by tp for norms and residuals under sp), experts of MoE
-/// layers not tensor-split (each EP rank runs its tokens' share of the routed experts).
+/// projections), tokens split by cp (and by tp for norms and residuals under sp); MoE layers as
+/// Megatron-Core's alltoall dispatcher runs them (router, permutation, grouped expert GEMMs split
+/// by etp over experts / ep local experts, shared experts split by tp).
 LayerKernels layer_kernels(const TransformerSpec& model, const LlmLayout& layout, int layer);
 /// The embedding lookup (first stage) and the LM head with its cross-entropy (last stage).
 LayerKernels embedding_kernels(const TransformerSpec& model, const LlmLayout& layout);
@@ -78,11 +79,13 @@ LayerKernels head_kernels(const TransformerSpec& model, const LlmLayout& layout)
 /// counts them) and how many of each the forward runs; backward runs as many again.
 struct LayerComm {
   int tp_ops = 0;            ///< forward TP collectives: 2 all-reduces, or 2 all-gathers + 2 reduce-scatters under sp
+                             ///< (an MoE layer without shared experts under sp: the attention's 1 + 1)
   double tp_B = 0;           ///< each one's size: the layer's activation of the micro-batch on this rank
   double pp_B = 0;           ///< activation a stage sends to the next per micro-batch (1/tp of it under sp)
   int cp_steps = 0;          ///< ring-attention steps exchanging K and V (cp - 1)
   double cp_B = 0;           ///< each step's send: this rank's K and V
   double ep_B = 0;           ///< MoE layers: each all-to-all (dispatch, combine) per rank
+  double etp_B = 0;          ///< MoE layers with etp > 1: the expert all-gather after dispatch and reduce-scatter before combine
 };
 LayerComm layer_comm(const TransformerSpec& model, const LlmLayout& layout, int layer);
 
@@ -90,10 +93,10 @@ LayerComm layer_comm(const TransformerSpec& model, const LlmLayout& layout, int 
 /// by tp (experts by ep), plus the embedding on the first stage and the LM head on the last.
 struct RankParams {
   double dense = 0;    ///< replicated over dp x cp (gradients reduced over them)
-  double experts = 0;  ///< replicated over dp x cp / ep
+  double experts = 0;  ///< replicated over the expert data-parallel ranks (tp x cp x dp / (etp x ep))
   double total() const { return dense + experts; }
   /// What one GPU holds of them: all, or (sharded) its share of dp x cp replicas (experts: of
-  /// dp x cp / ep).
+  /// the expert data-parallel ranks).
   double held(const LlmLayout& layout, bool sharded) const;
 };
 RankParams rank_params(const TransformerSpec& model, const LlmLayout& layout, int stage);

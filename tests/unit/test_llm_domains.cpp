@@ -130,7 +130,7 @@ TEST_CASE("context groups span at stride tp", "[llm][domains]") {
   CHECK(first_spanning(group_spans(layout(4, 2, 2), kMegatron, nvlink_domains(two))) == nullptr);
 }
 
-TEST_CASE("expert groups are ep consecutive data-parallel ranks, strided over tp x cp", "[llm][domains]") {
+TEST_CASE("expert groups are ep ranks strided by etp (tp by default) over a stage's tp x cp x dp ranks", "[llm][domains]") {
   Topology eight = replicated("dgx-h100", 8);
   NvlinkDomains d = nvlink_domains(eight);
   // tp 1, ep 8, dp 64: expert group b is dp ranks 8b..8b+7 = GPUs 8b..8b+7, one server.
