@@ -13,6 +13,7 @@ is silent (PCIe tree, CPU part, NIC host link) the source says "Assumption: ..."
 """
 
 import argparse
+import json
 import os
 import sys
 
@@ -345,13 +346,74 @@ def gb300_rack_dict():
     return d
 
 
+SEGMENT_SOURCE = ("Megatron-Bridge's launcher asks Slurm for --segment = the largest tray count <= 18 that divides the "
+                  "job's trays on 4-GPU (GB200/GB300) nodes (NVIDIA-NeMo/Megatron-Bridge "
+                  "scripts/performance/utils/executors.py:168-177@067f987df03b): 64 trays run as 4 segments of 16, each "
+                  "segment the trays of one rack's NVLink domain")
+
+
+def segment_rack(rack, trays):
+    """The first `trays` compute trays of an NVL72 rack with all 18 NVSwitch chips: the NVLink domain a Slurm
+    segment of `trays` trays gives a job (each GPU keeps its 18 links, one to each chip)."""
+    gpus_kept = set()
+    n = 0
+    for dev in rack["devices"]:
+        if dev["type"] == "gpu":
+            if n < 4 * trays:
+                gpus_kept.add(dev["id"])
+            n += 1
+
+    def kept(dev_id):
+        if dev_id.startswith("nvswitch"):
+            return True
+        if dev_id in gpus_kept:
+            return True
+        return dev_id.startswith("t") and "." in dev_id and int(dev_id[1:dev_id.index(".")]) < trays and not dev_id.split(".")[1].startswith("gpu")
+    d = {
+        "name": "%s-seg%d" % (rack["name"], trays),
+        "description": ("%d of the 18 compute trays of %s with its 18 NVSwitch chips: the NVLink domain of %d GPUs that a "
+                        "Slurm segment of %d trays gives a job in one rack (the other trays idle or another job's). "
+                        "Derived from topologies/%s.json by tools/gen_cloud_topologies.py." %
+                        (trays, rack["name"], 4 * trays, trays, rack["name"])),
+        "sources": list(rack["sources"]) + [SEGMENT_SOURCE],
+        "devices": [dict(dev) for dev in rack["devices"] if kept(dev["id"])],
+        "links": [dict(l) for l in rack["links"] if kept(l["a"]) and kept(l["b"])],
+        "scale_out": rack["scale_out"],
+    }
+    # GPU ids run gpu0.. in device order (the checker's rule; gb200-nvl72-rack names them t<k>.gpu<i>)
+    rename = {}
+    for dev in d["devices"]:
+        if dev["type"] == "gpu":
+            rename[dev["id"]] = "gpu%d" % len(rename)
+            dev["id"] = rename[dev["id"]]
+    for l in d["links"]:
+        l["a"], l["b"] = rename.get(l["a"], l["a"]), rename.get(l["b"], l["b"])
+    # one NUMA node and core range per Grace of the segment, as gb300_rack numbers them (the
+    # gb200-nvl72-rack file repeats each tray's own 0 and 1)
+    for dev in d["devices"]:
+        if dev["type"] == "cpu":
+            k, c = int(dev["id"][1:dev["id"].index(".")]), int(dev["id"].rsplit("cpu", 1)[1])
+            dev["cores"] = "%d-%d" % (144 * k + 72 * c, 144 * k + 72 * c + 71)
+            dev["numa_node"] = 2 * k + c
+    # the builder's orders: devices gpus, nvswitches, cpus, nics; links nvlink, pcie leaf, socket
+    rank = {"gpu": 0, "nvswitch": 1, "cpu": 2, "nic": 3}
+    d["devices"].sort(key=lambda dev: rank[dev["type"]])
+    kind = lambda l: 0 if l["model"] == "nvlink5" else (2 if l["model"] == "grace-c2c-socket" else 1)
+    d["links"].sort(key=kind)
+    return d
+
+
 def all_dicts():
     out = []
     for t in machines() + [gb300_tray(), azure_nd_gb200_v6()]:
         d = t.to_dict()
         d["scale_out"] = t.scale_out
         out.append(d)
-    out.append(gb300_rack_dict())
+    gb300 = gb300_rack_dict()
+    out.append(gb300)
+    with open(os.path.join(g.REPO, "topologies", "gb200-nvl72-rack.json"), encoding="utf-8") as f:
+        gb200 = json.load(f)
+    out += [segment_rack(gb200, 16), segment_rack(gb300, 16)]
     return out
 
 

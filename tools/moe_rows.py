@@ -80,7 +80,8 @@ DESCRIPTION_HEAD = (
     "row's note: distributed optimizer (zero 1) with gradient-reduce and parameter-gather overlap, no "
     "recomputation, flash attention, sequence parallelism with tp > 1, ETP = 1 where EP x TP exceeds GPUs / PP "
     "(folding; otherwise Megatron's default ETP = TP), the embedding and loss each taking a layer's slot where "
-    "94 layers do not split evenly. Cross-validation leaves out one source (one container release) at once. ")
+    "94 layers do not split evenly, GB200/GB300 jobs of more than 72 GPUs on racks of 16 trays (-seg16: Megatron-Bridge's "
+    "launcher asks Slurm for segments of 16 trays), EP spanning NVLink domains allowed. Cross-validation leaves out one source (one container release) at once. ")
 
 
 def entries(path):
@@ -144,7 +145,7 @@ def layout(entry, model_layers):
         L["etp"] = 1
         notes.append(f"EP x TP = {ep * tp} exceeds GPUs / PP = {gpus // pp}: expert tensor parallel 1 (folding), as the reference's check says")
     L["sp"] = tp > 1
-    domain = 72 if entry["hardware"]["gpus_per_node"] == 4 else entry["hardware"]["gpus_per_node"]
+    domain = (64 if gpus > 72 else 72) if entry["hardware"]["gpus_per_node"] == 4 else entry["hardware"]["gpus_per_node"]
     if ep * L.get("etp", tp) > domain:
         L["allow_cross_server_tp"] = True
         notes.append(f"EP {ep} spans NVLink domains of {domain} GPUs: its all-to-all crosses the network (allow_cross_server_tp)")
@@ -190,18 +191,23 @@ def build_rows(reference):
             raise SystemExit(f"moe_rows: {e['id']}: unknown model {name}")
         if not e.get("parallel") or "gpus" not in hw:
             missing = (missing + "; " if missing else "") + "the source's layout or GPU count is not in the reference (only the abstract's TFLOP/s figure)"
+        topology = TOPOLOGIES[system]
         if hw["gpus_per_node"] == 4 and hw.get("gpus", 0) > 72:
+            # Megatron-Bridge's launcher asks for the largest Slurm segment <= 18 trays dividing the
+            # job's trays (scripts/performance/utils/executors.py:168-177@067f987df03b): 64 trays
+            # run as 4 NVLink domains of 16 trays, the -seg16 racks.
             trays = hw["gpus"] // 4
             segment = max(s for s in range(1, 19) if trays % s == 0)
-            missing = (missing + "; " if missing else "") + (
-                f"{trays} trays as {trays // segment} Slurm segments of {segment} trays (Megatron-Bridge's launcher picks "
-                f"the largest segment <= 18 dividing the tray count, scripts/performance/utils/executors.py:168-177@067f987df03b): "
-                f"NVLink domains of {segment * 4} GPUs in part-filled racks, which topsim cannot build (it joins whole "
-                f"72-GPU racks)")
+            if segment == 16:
+                topology = topology + "-seg16"
+                notes.append(f"{trays} trays as {trays // segment} Slurm segments of {segment} trays, each one rack's NVLink domain of {4 * segment} GPUs ({topology}), as Megatron-Bridge's launcher asks (scripts/performance/utils/executors.py:168-177@067f987df03b)")
+            else:
+                missing = (missing + "; " if missing else "") + (
+                    f"{trays} trays as {trays // segment} Slurm segments of {segment} trays: no bundled rack of {segment} trays")
         if measured is None:
             missing = (missing + "; " if missing else "") + "no tokens/s printed (only the source's own TFLOP/s count)"
         row["model"] = model or name
-        row["topology"] = TOPOLOGIES[system]
+        row["topology"] = topology
         if "gpus" in hw:
             row["gpus"] = hw["gpus"]
         if e.get("parallel") and model is not None:
