@@ -81,7 +81,8 @@ DESCRIPTION_HEAD = (
     "recomputation, flash attention, sequence parallelism with tp > 1, ETP = 1 where EP x TP exceeds GPUs / PP "
     "(folding; otherwise Megatron's default ETP = TP), the embedding and loss each taking a layer's slot where "
     "94 layers do not split evenly, GB200/GB300 jobs of more than 72 GPUs on racks of 16 trays (-seg16: Megatron-Bridge's "
-    "launcher asks Slurm for segments of 16 trays), EP spanning NVLink domains allowed. Cross-validation leaves out one source (one container release) at once. ")
+    "launcher asks Slurm for segments of 16 trays), EP spanning NVLink domains allowed, the 1F1B all-to-all overlap only "
+    "where the release's recipe is in the mirror and sets it (26.08 MXFP8 on GB200/GB300). Cross-validation leaves out one source (one container release) at once. ")
 
 
 def entries(path):
@@ -164,6 +165,16 @@ def layout(entry, model_layers):
     return L, notes
 
 
+# The 26.08 table is at Megatron-Bridge 067f987df03b, whose MXFP8 perf recipes for these runs on
+# GB200/GB300 turn on Megatron-Core's 1F1B all-to-all overlap (overlap_moe_expert_parallel_comm):
+# model -> the recipe lines that say so. Other releases' recipes are not in the mirror: Megatron's
+# default (off) is kept there.
+OVERLAP_A2A_2608 = {
+    "qwen3-30b-a3b": "perf_recipes/qwen/gb{200,300}/qwen3_moe.py:302-328/301-327 call _enable_hybridep_full_iteration_mxfp8, perf_recipes/qwen/common.py:58",
+    "qwen3-235b-a22b": "perf_recipes/qwen/gb{200,300}/qwen3_moe.py:462-488/461-487 call _enable_hybridep_full_iteration_mxfp8, perf_recipes/qwen/common.py:58",
+    "gpt-oss-120b": "perf_recipes/gpt_oss/gb{200,300}/gpt_oss.py:221-239/216-231 call _apply_gpt_oss_120b_full_iter_fp8mx_configs, perf_recipes/gpt_oss/common.py:49",
+}
+
 MODEL_LAYERS = {"qwen3-30b-a3b": 48, "qwen3-235b-a22b": 94, "gpt-oss-120b": 36, "mixtral-8x7b": 32, "mixtral-8x22b": 56,
                 "llama4-scout-17b-16e": 48}
 MODEL_NOTES = {
@@ -216,6 +227,9 @@ def build_rows(reference):
                 L["precision"] = prec
             if recipe:
                 L["fp8_recipe"] = recipe
+            if source_id(e) == "mbridge-26-08" and recipe == "mxfp8" and model in OVERLAP_A2A_2608 and hw["gpus_per_node"] == 4:
+                L["overlap_moe_ep_comm"] = True
+                layout_notes.append("MoE all-to-alls overlapped with another micro-batch's compute (overlap_moe_expert_parallel_comm), as Megatron-Bridge@067f987df03b src/megatron/bridge/" + OVERLAP_A2A_2608[model] + " set it")
             row["layout"] = L
             notes += layout_notes
         elif e.get("parallel"):

@@ -39,6 +39,8 @@ void add_layout_options(CLI::App& command, TrainArgs& args) {
   command.add_option("--micro-batch", L.micro_batch, "Sequences per micro-batch");
   command.add_option("--order", args.order, "Rank placement, innermost first (Megatron's: tp-cp-dp-pp)");
   command.add_flag("--tp-comm-overlap", L.tp_comm_overlap, "Overlap tensor-parallel collectives with GEMMs (Megatron-Core)");
+  command.add_flag("--overlap-moe-expert-parallel-comm", L.overlap_moe_ep_comm,
+                   "Overlap MoE all-to-alls with another micro-batch's compute (Megatron-Core's 1F1B A2A overlap)");
   add_data_parallel_options(command, args);
 }
 

@@ -123,6 +123,7 @@ LlmLayout read_llm_layout(const Json& value, const SourceRef& where, const LlmLa
   for (auto [key, field] : {std::pair{"sp", &L.sp}, {"fsdp", &L.fsdp}, {"overlap_grad_reduce", &L.overlap_grad_reduce},
                             {"overlap_param_gather", &L.overlap_param_gather}, {"tp_comm_overlap", &L.tp_comm_overlap},
                             {"allow_cross_server_tp", &L.allow_cross_server_tp},
+                            {"overlap_moe_ep_comm", &L.overlap_moe_ep_comm},
                             {"grad_reduce_in_fp32", &L.grad_reduce_in_fp32},
                             {"grad_reduce_in_bf16", &L.grad_reduce_in_bf16}, {"align_grad_reduce", &L.align_grad_reduce},
                             {"align_param_gather", &L.align_param_gather},

@@ -15,6 +15,15 @@ void check_expert_layout(const TransformerSpec& m, const LlmLayout& L) {
   auto n = [](int v) { return std::to_string(v); };
   const int etp = expert_tp(L), stage_ranks = L.tp * L.cp * L.dp;
   if (L.etp < 0) throw UsageError("etp must be >= 1 (0: equal to tp), got " + n(L.etp));
+  if (L.overlap_moe_ep_comm) {  // transformer_config.py:3002-3026@Megatron-LM@d98e8a64ddf3
+    if (L.ep == 1)
+      throw UsageError("--overlap-moe-expert-parallel-comm needs expert parallelism (--ep > 1), as Megatron-Core requires");
+    if (L.pp > 1 && L.vp == 1)
+      throw UsageError("--overlap-moe-expert-parallel-comm with pp " + n(L.pp) +
+                       " needs the interleaved schedule (--vp > 1), as Megatron-Core requires");
+    if (L.recompute == Recompute::full)
+      throw UsageError("--overlap-moe-expert-parallel-comm cannot run with full recomputation (Megatron-Core refuses it)");
+  }
   if (!m.moe) {  // a dense model has no expert side; Megatron ignores etp then
     if (L.ep > 1) throw UsageError("--ep " + n(L.ep) + ": " + m.name + " has no experts (expert parallelism needs an MoE model)");
     return;

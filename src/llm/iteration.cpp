@@ -167,8 +167,16 @@ struct LlmIteration::Impl {
       // Dispatch and combine all-to-alls, each way, and with etp > 1 the all-gather after dispatch
       // and the reduce-scatter before combine (their backward: the reverse pair).
       const double expert_comm = (lc.ep_B > 0 ? 2 * ep_a2a : 0) + (lc.etp_B > 0 ? c.etp_ag + c.etp_rs : 0);
-      f.ep += expert_comm;
-      b.ep += expert_comm + (full ? expert_comm : 0);
+      if (L.overlap_moe_ep_comm) {
+        // Megatron-Core's combined 1F1B runs one micro-batch's forward beside another's backward,
+        // layer by layer, each one's all-to-alls behind the other's compute (taken for every
+        // micro-batch: the schedule's first forward and last backward have no partner).
+        f.ep += exposed(expert_comm, t.bwd_s);
+        b.ep += exposed(expert_comm, t.fwd_s);
+      } else {
+        f.ep += expert_comm;
+        b.ep += expert_comm + (full ? expert_comm : 0);
+      }
       if (zero3) {  // gather a layer's weights ahead of its forward and backward, reduce its gradients
         const double gather = gathers_per_layer * dp_ag, reduce = reduces_per_layer * dp_rs;
         f.zero3 += exposed_sharing(gather, t.fwd_s, dp_sm_share);

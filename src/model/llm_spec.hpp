@@ -108,6 +108,10 @@ struct LlmLayout {
   std::string fp8_recipe = "delayed";
   /// Expert tensor parallel (--expert-tensor-parallel-size; 0: equal to tp, Megatron's default).
   int etp = 0;
+  /// The MoE dispatch/combine communication of one micro-batch overlapped with another
+  /// micro-batch's computation in the 1F1B phase (--overlap-moe-expert-parallel-comm; off by
+  /// default, model_parallel_config.py:343@Megatron-LM@d98e8a64ddf3).
+  bool overlap_moe_ep_comm = false;
   /// Tensor-, context- or expert-parallel groups may span NVLink domains, their collectives
   /// crossing the network (--allow-cross-server-tp; a published run that did so says it).
   bool allow_cross_server_tp = false;

@@ -111,6 +111,18 @@ TEST_CASE("llm moe: layouts Megatron-Core refuses", "[llm][moe]") {
   refuses(no_sp, "needs sequence parallelism");
   // expert_ffn_hidden 16 over etp 3 (tp 3 x dp 2 = 6 = 3 x 2 divides).
   refuses(moe_layout(3, 1, 2, 1, 2, 3), "expert_ffn_hidden 16 is not divisible by etp 3");
+  // The 1F1B all-to-all overlap (transformer_config.py:3002-3026): expert parallelism, and the
+  // interleaved schedule under pipeline parallelism, and no full recomputation.
+  LlmLayout overlap = moe_layout(1, 1, 4, 1, 1, 0);
+  overlap.overlap_moe_ep_comm = true;
+  refuses(overlap, "needs expert parallelism");
+  overlap = moe_layout(1, 1, 4, 2, 4, 0);
+  overlap.overlap_moe_ep_comm = true;
+  refuses(overlap, "needs the interleaved schedule");
+  overlap.vp = 2;
+  CHECK_NOTHROW(check_expert_layout(m, overlap));
+  overlap.recompute = Recompute::full;
+  refuses(overlap, "cannot run with full recomputation");
   // Folding: ep 4 x tp 2 exceeds the 4 ranks of tp 2 x dp 2, but etp 1 fits (1 x 4 divides 4).
   CHECK_NOTHROW(check_expert_layout(m, moe_layout(2, 1, 2, 1, 4, 1)));
 }
