@@ -113,6 +113,7 @@ void add_train_command(CLI::App& app, Context& context) {
                     "Write the iteration as Chakra ET files PREFIX.<rank>.et, one per rank (docs/chakra.md)");
   train->callback([args, emit_chakra, &context]() {
     Format format = parse_format(args->format);
+    check_fp8_recipe(*args);
     const Workspace& ws = context.workspace();
     if (ws.catalog().transformers().count(args->model) == 0) {
       std::string path = ws.scenario_path(args->model);
