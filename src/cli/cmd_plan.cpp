@@ -222,6 +222,7 @@ void add_plan_command(CLI::App& app, Context& context) {
     int gpus = args->gpus;
     const Topology& topology = training_topology(ws, args->topology, args->scale, args->gpu, gpus);
     const GpuModel& gpu = topology.gpu_model(0);
+    check_fp8_recipe(*args, &gpu);
     const NvlinkDomains domains = nvlink_domains(topology);
     PlanSpace space;
     space.gpus = gpus;

@@ -133,6 +133,7 @@ void add_train_command(CLI::App& app, Context& context) {
     args->layout.attention = parse_attention(args->attention);
     int gpus = args->gpus;
     const Topology& topology = training_topology(ws, args->topology, args->scale, args->gpu, gpus);
+    check_fp8_recipe(*args, &topology.gpu_model(0));
     LlmLayout layout = resolve_layout(model, args->layout, gpus);
     const std::vector<GroupSpan> spanning = check_group_domains(topology, layout, options.order, args->topology);
     IterationWindows windows;

@@ -103,13 +103,17 @@ std::string cross_domain_notes(const std::vector<GroupSpan>& spanning) {
   return text;
 }
 
-void check_fp8_recipe(const TrainArgs& args) {
+void check_fp8_recipe(const TrainArgs& args, const GpuModel* gpu) {
   const std::vector<std::string>& names = fp8_recipes();
   if (std::find(names.begin(), names.end(), args.layout.fp8_recipe) == names.end())
     throw UsageError(unknown_name_message("--fp8-recipe", args.layout.fp8_recipe, names));
   if (args.fp8_recipe_given && args.layout.precision != "fp8")
     throw UsageError("--fp8-recipe " + args.layout.fp8_recipe + " needs --precision fp8 (the recipe scales fp8 GEMMs; " +
                      "--precision is " + args.layout.precision + ")");
+  const std::string why = gpu ? fp8_recipe_unavailable(*gpu, args.layout) : "";
+  if (!why.empty())
+    throw UsageError("--precision fp8" + (args.fp8_recipe_given ? " --fp8-recipe " + args.layout.fp8_recipe : std::string()) +
+                     ": " + why);
 }
 
 Recompute parse_recompute(const std::string& text) {

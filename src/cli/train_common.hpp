@@ -25,8 +25,9 @@ struct TrainArgs {
   bool fp8_recipe_given = false;  ///< --fp8-recipe was on the command line (it needs --precision fp8)
 };
 
-/// Refuses --fp8-recipe without --precision fp8 (UsageError).
-void check_fp8_recipe(const TrainArgs& args);
+/// Refuses an unknown --fp8-recipe, one without --precision fp8, and (given the GPU) one the GPU
+/// cannot run (UsageError).
+void check_fp8_recipe(const TrainArgs& args, const GpuModel* gpu = nullptr);
 
 /// --allow-cross-server-tp (both commands: tensor, context and expert groups across NVLink
 /// domains; src/llm/domains.hpp).

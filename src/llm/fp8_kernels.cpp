@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "compute/kernel.hpp"
 #include "util/text.hpp"
 
 // Sources, read at Megatron-LM d98e8a64ddf3 (MLM) and TransformerEngine d0067d0da6cb (TE):
@@ -84,6 +85,13 @@ std::string fp8_gemm_dtype(const std::string& recipe) {
   if (recipe == "blockwise") return "fp8_block";
   if (recipe == "mxfp8") return "mxfp8";
   throw std::invalid_argument(unknown_name_message("fp8 recipe", recipe, fp8_recipes()));
+}
+
+std::string fp8_recipe_unavailable(const GpuModel& gpu, const LlmLayout& L) {
+  if (L.precision != "fp8") return "";
+  Kernel gemm;
+  gemm.dtype = fp8_gemm_dtype(L.fp8_recipe);
+  return kernel_unavailable(gpu, gemm);
 }
 
 Fp8Storage fp8_storage(const std::string& recipe) {

@@ -24,6 +24,10 @@ const std::vector<std::string>& fp8_recipes();
 /// tensorwise), "fp8_block" (blockwise) or "mxfp8". std::invalid_argument for other names.
 std::string fp8_gemm_dtype(const std::string& recipe);
 
+/// Why `gpu` cannot train under L's fp8 recipe (Transformer Engine's reason: MXFP8 needs
+/// Blackwell, block scaling Hopper), "" when it can or L is not fp8.
+std::string fp8_recipe_unavailable(const GpuModel& gpu, const LlmLayout& L);
+
 /// How a recipe stores one quantized operand, in bytes per element of the 16-bit source.
 struct Fp8Storage {
   /// fp8 copies a cast writes of an operand two GEMMs read: row-wise for one, column-wise for
