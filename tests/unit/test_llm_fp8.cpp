@@ -139,6 +139,30 @@ TEST_CASE("fp8: block and MX scales add their bytes per copy", "[llm][fp8]") {
   CHECK(mx.at("qkv.weight_cast") == 3120);
 }
 
+TEST_CASE("fp8: every fp8 GEMM of an MoE layer gets its casts, the router none", "[llm][fp8]") {
+  // Layer 1 is MoE: 4 experts, top 2, expert FFN 16, one shared expert. TE's GroupedLinear runs
+  // the experts in fp8 like Linear; the router is Megatron's own GEMM in 16-bit.
+  TransformerSpec m = test::make_model(2, 64, 8, 2, 256, 128);
+  m.moe = MoeSpec{4, 2, 16, 1, {false, true}};
+  for (const char* recipe : {"delayed", "tensorwise", "blockwise", "mxfp8"}) {
+    INFO(recipe);
+    LayerKernels k = layer_kernels(m, fp8_layout(recipe), 1);
+    const auto f = bytes_by_name(k.forward), b = bytes_by_name(k.backward);
+    int fp8_gemms = 0;
+    for (const NamedKernel& g : k.forward) {
+      if (!g.gemm) continue;
+      const bool fp8 = g.kernel.dtype != "bf16";
+      fp8_gemms += fp8 ? 1 : 0;
+      INFO(g.name);
+      CHECK(f.count(g.name + ".weight_cast") == (fp8 ? 1u : 0u));
+      CHECK(b.count(g.name + ".grad_cast") == (fp8 ? 1u : 0u));
+      CHECK(f.count(g.name + ".cast") + f.count(g.name + ".transpose") == (fp8 ? 1u : 0u));
+    }
+    CHECK(fp8_gemms >= 4);  // qkv, proj and the experts' fc1 and fc2 at least
+    CHECK(f.count("router.weight_cast") == 0);
+  }
+}
+
 TEST_CASE("fp8: delayed scaling's amax all-reduce is a few bytes per chunk", "[llm][fp8]") {
   LlmLayout L = fp8_layout("delayed");
   L.dp = 4;
