@@ -94,12 +94,19 @@ std::string fp8_recipe_unavailable(const GpuModel& gpu, const LlmLayout& L) {
   return kernel_unavailable(gpu, gemm);
 }
 
-Fp8Storage fp8_storage(const std::string& recipe) {
+// Whether Transformer Engine runs non-TN fp8 GEMMs on `gpu` (see [copies]); unknown: no.
+bool non_tn_fp8_gemm(const GpuModel* gpu) {
+  if (!gpu || gpu->compute_capability.empty()) return false;
+  const double cc = std::stod(gpu->compute_capability);
+  return (cc >= 10.0 && cc < 12.0) || cc >= 13.0;
+}
+
+Fp8Storage fp8_storage(const std::string& recipe, const GpuModel* gpu) {
   Fp8Storage s;
   fp8_gemm_dtype(recipe);  // the name check
-  // Per-tensor recipes write a transpose on the GPUs topsim times them on (Hopper, Ada); on
-  // Blackwell they would write one copy (see [copies]): layer kernels do not know the GPU.
-  s.copies = 2;
+  // Per-tensor recipes: a transpose beside the row-wise data unless the GEMM takes any layout.
+  const bool per_tensor = recipe == "delayed" || recipe == "tensorwise";
+  s.copies = per_tensor && non_tn_fp8_gemm(gpu) ? 1 : 2;
   if (recipe == "delayed") s.norm_writes_fp8 = true;
   if (recipe == "tensorwise") s.amax_pass = s.norm_finds_amax = true;
   if (recipe == "blockwise") {
@@ -110,9 +117,9 @@ Fp8Storage fp8_storage(const std::string& recipe) {
   return s;
 }
 
-void add_fp8_casts(LayerKernels& out, const LlmLayout& L) {
+void add_fp8_casts(LayerKernels& out, const LlmLayout& L, const GpuModel* gpu) {
   if (L.precision != "fp8") return;
-  const Fp8Storage s = fp8_storage(L.fp8_recipe);
+  const Fp8Storage s = fp8_storage(L.fp8_recipe, gpu);
   const double written_B = s.copies * (kFp8B + s.activation_scale_B);  // per element cast
   const double micro_batches = std::max(1, L.micro_batches());
   std::vector<NamedKernel> forward, backward;
@@ -127,7 +134,7 @@ void add_fp8_casts(LayerKernels& out, const LlmLayout& L) {
       // element; the transpose reads the row-wise fp8 and writes the column-wise one.
       const double norm_elements = k.m * k.k * k.batch / (L.sp ? L.tp : 1);
       norm->kernel.bytes_B -= norm_elements * (kSourceB - kFp8B);
-      forward.push_back(memory_kernel(g.name + ".transpose", x * (s.copies - 1) * 2 * kFp8B));
+      if (s.copies > 1) forward.push_back(memory_kernel(g.name + ".transpose", x * (s.copies - 1) * 2 * kFp8B));
     } else {
       if (s.amax_pass && !(norm && s.norm_finds_amax)) forward.push_back(memory_kernel(g.name + ".amax", x * kSourceB));
       forward.push_back(memory_kernel(g.name + ".cast", x * (kSourceB + written_B)));

@@ -39,13 +39,15 @@ struct Fp8Storage {
   bool norm_writes_fp8 = false;   ///< delayed: the norm before QKV / FC1 writes the row-wise fp8 copy itself
   bool norm_finds_amax = false;   ///< current scaling: that norm finds the amax (no amax pass, a cast still)
 };
-Fp8Storage fp8_storage(const std::string& recipe);
+/// `gpu`: per-tensor recipes write one copy where the GPU runs non-TN fp8 GEMMs (compute
+/// capability 10.0-11.x and 13.0+); null: two (Hopper and Ada, where topsim's fp8 rows ran).
+Fp8Storage fp8_storage(const std::string& recipe, const GpuModel* gpu = nullptr);
 
 /// Adds to a layer's kernels (layer_kernels) the casts of its fp8 GEMMs under L.fp8_recipe:
 /// every GEMM of an fp8 math type in `out.forward` gets its input, weight (a 1 / micro-batches
 /// share) and output-gradient casts, named GEMM.cast / .amax / .weight_cast / .transpose and
 /// GEMM.grad_cast / .grad_amax. Nothing unless L.precision is "fp8".
-void add_fp8_casts(LayerKernels& out, const LlmLayout& L);
+void add_fp8_casts(LayerKernels& out, const LlmLayout& L, const GpuModel* gpu = nullptr);
 
 /// Delayed scaling's amax reduction (reduce_amax True): one all-reduce (MAX) of the amaxes of a
 /// model chunk's fp8 tensors when its forward leaves fp8_autocast, one in its backward, over the

@@ -182,7 +182,7 @@ LlmTypes llm_types(const LlmLayout& L) {
   return t;
 }
 
-LayerKernels layer_kernels(const TransformerSpec& m, const LlmLayout& L, int layer) {
+LayerKernels layer_kernels(const TransformerSpec& m, const LlmLayout& L, int layer, const GpuModel* gpu) {
   const LlmTypes types = llm_types(L);
   const std::string& g = types.gemm_dtype;  // under fp8 the recipe's; its casts come at the end
   const std::string& o = types.other_dtype;
@@ -222,7 +222,7 @@ LayerKernels layer_kernels(const TransformerSpec& m, const LlmLayout& L, int lay
     add_gemm(out, "fc2", tokens, h, f, g);
   }
   add_elementwise(out, "residual2", replicated * h, 3, e_B, o);
-  add_fp8_casts(out, L);
+  add_fp8_casts(out, L, gpu);
   return out;
 }
 

@@ -71,7 +71,9 @@ LlmTypes llm_types(const LlmLayout& layout);
 /// Transformer layer `layer` on one rank: GEMMs split by tp (columns of QKV and fc1, rows of the
 /// projections), tokens split by cp (and by tp for norms and residuals under sp), experts of MoE
 /// layers not tensor-split (each EP rank runs its tokens' share of the routed experts).
-LayerKernels layer_kernels(const TransformerSpec& model, const LlmLayout& layout, int layer);
+/// `gpu` (may be null) tells fp8 casts whether the GPU's fp8 GEMMs need transposed copies
+/// (llm/fp8_kernels.hpp).
+LayerKernels layer_kernels(const TransformerSpec& model, const LlmLayout& layout, int layer, const GpuModel* gpu = nullptr);
 /// The embedding lookup (first stage) and the LM head with its cross-entropy (last stage).
 LayerKernels embedding_kernels(const TransformerSpec& model, const LlmLayout& layout);
 LayerKernels head_kernels(const TransformerSpec& model, const LlmLayout& layout);

@@ -105,6 +105,24 @@ TEST_CASE("fp8: delayed scaling's casts of one layer, by hand", "[llm][fp8]") {
   CHECK(bytes_by_name(layer_kernels(m, sp, 0).forward).at("norm1") == 3072);
 }
 
+TEST_CASE("fp8: per-tensor recipes write one copy where the GPU runs non-TN fp8 GEMMs", "[llm][fp8]") {
+  TransformerSpec m = test::make_model(4, 64, 8, 2, 256, 128);
+  const GpuModel& b200 = test::catalog().gpu("b200", {});  // compute capability 10.0
+  const GpuModel& h100 = test::catalog().gpu("h100", {});  // 9.0: TN-only, a transpose
+  CHECK(fp8_storage("delayed", &b200).copies == 1);
+  CHECK(fp8_storage("tensorwise", &b200).copies == 1);
+  CHECK(fp8_storage("delayed", &h100).copies == 2);
+  CHECK(fp8_storage("blockwise", &b200).copies == 2);  // block scaling keeps both
+  CHECK(fp8_storage("mxfp8", &b200).copies == 2);
+  const auto f = bytes_by_name(layer_kernels(m, fp8_layout("delayed"), 0, &b200).forward);
+  // No transpose after the fused norm; proj's input: read 2, write 1: 1024 x 3 = 3072 B; the
+  // qkv weight 3072 x 3 / 4 = 2304 B.
+  CHECK(f.count("qkv.transpose") == 0);
+  CHECK(f.at("norm1") == 6144);
+  CHECK(f.at("proj.cast") == 3072);
+  CHECK(f.at("qkv.weight_cast") == 2304);
+}
+
 TEST_CASE("fp8: current scaling adds an amax pass except where the norm finds it", "[llm][fp8]") {
   TransformerSpec m = test::make_model(4, 64, 8, 2, 256, 128);
   LayerKernels k = layer_kernels(m, fp8_layout("tensorwise"), 0);
