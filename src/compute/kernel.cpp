@@ -33,14 +33,16 @@ std::vector<std::string> dtype_names() {
 /// among the math types a GPU runs: they are recipes of fp8.
 struct ScaledFp8 {
   const char* dtype;
-  double min_cc;  ///< lowest compute capability (major.minor as a number)
-  double max_cc;  ///< first compute capability it stops at (0: none)
-  const char* reason;
+  double min_cc;             ///< lowest compute capability (major.minor as a number)
+  const char* below_reason;  ///< Transformer Engine's words under min_cc
+  double max_cc;             ///< first compute capability it stops at (0: none)
+  const char* above_reason;  ///< its words from max_cc on
 };
 const std::vector<ScaledFp8>& scaled_fp8() {
   static const std::vector<ScaledFp8> types = {
-      {"fp8_block", 9.0, 0, "FP8 block scaled GEMM requires compute capability 9.0 or higher and CUDA >= 12.9."},
-      {"mxfp8", 10.0, 12.0, "Device compute capability 10.0 or higher required for MXFP8 execution."},
+      {"fp8_block", 9.0, "FP8 block scaled GEMM requires compute capability 9.0 or higher and CUDA >= 12.9.", 0, ""},
+      {"mxfp8", 10.0, "Device compute capability 10.0 or higher required for MXFP8 execution.", 12.0,
+       "MXFP8 (for all gemm layouts) is not supported on 12.0+ architectures yet."},
   };
   return types;
 }
@@ -56,9 +58,8 @@ std::string scaled_fp8_unavailable(const GpuModel& gpu, const ScaledFp8& t) {
   if (gpu.compute_capability.empty()) return "";
   const double cc = std::stod(gpu.compute_capability);
   if (cc >= t.min_cc && (t.max_cc == 0 || cc < t.max_cc)) return "";
-  const std::string why = cc < t.min_cc ? std::string("Transformer Engine: \"") + t.reason + "\""
-                                        : "Transformer Engine: \"MXFP8 (for all gemm layouts) is not supported on 12.0+ architectures yet.\"";
-  return gpu.name + " (compute capability " + gpu.compute_capability + ") has no " + t.dtype + " GEMMs: " + why;
+  return gpu.name + " (compute capability " + gpu.compute_capability + ") has no " + t.dtype +
+         " GEMMs: Transformer Engine: \"" + (cc < t.min_cc ? t.below_reason : t.above_reason) + "\"";
 }
 
 /// The key of GpuModel::math whose rate `dtype` runs at on `gpu`: the tensor-core rate where the
@@ -98,7 +99,8 @@ std::string supported(const GpuModel& gpu, bool sparse) {
 /// main loop, its block scales applied by the MMA (an assumption docs/llm.md states).
 const KernelConstants& family_constants(const ComputeModel& model, KernelFamily family, const std::string& dtype) {
   const std::string stand_in = dtype == "mxfp8" ? "fp8" : "bf16";
-  for (const std::string& group : {kernel_group_key(family, dtype), kernel_group_key(family, stand_in), kernel_group_key(family, "bf16")}) {
+  for (const std::string& group :
+       {kernel_group_key(family, dtype), kernel_group_key(family, stand_in), kernel_group_key(family, "bf16")}) {
     auto it = model.kernels.find(group);
     if (it != model.kernels.end()) return it->second;
   }
