@@ -12,6 +12,14 @@
 //            MXFP8BlockScaling, with override_linear_precision (False, False, not fp8_wgrad)
 //            (:775, :808): fprop, dgrad and wgrad in fp8 under fp8_wgrad True
 //            (transformer_config.py:631).
+// [bf16]     Outside fp8: the attention core (fp8_dot_product_attention False,
+//            transformer_config.py:640), the LM head (tensor_parallel.ColumnParallelLinear unless
+//            fp8_output_proj under mxfp8, models/gpt/gpt_model.py:272-277, transformer_config.py:635),
+//            the embedding (tensor_parallel.VocabParallelEmbedding,
+//            models/common/embeddings/language_model_embedding.py:59), the router (its own GEMM,
+//            transformer/moe/router.py:90-111). Only GEMMs of an fp8 type get casts here.
+// [experts]  MoE experts run TE's GroupedLinear (TEGroupedLinear,
+//            extensions/transformer_engine.py:2382; is_first_microbatch at :2721-2728).
 // [copies]   Each Linear reads X and W row-wise in fprop, dY row-wise and W column-wise in dgrad,
 //            dY and X column-wise in wgrad: TE linear.py:426-437 (input), :466-485 (weight),
 //            :903-905 (grad output) set both usages. Per-tensor fp8 stores the column-wise copy as a
