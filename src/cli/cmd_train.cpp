@@ -121,6 +121,7 @@ void add_train_command(CLI::App& app, Context& context) {
                     "Write the iteration as Chakra ET files PREFIX.<rank>.et, one per rank (docs/chakra.md)");
   train->callback([args, emit_chakra, &context]() {
     Format format = parse_format(args->format);
+    check_fp8_recipe(*args);
     const Workspace& ws = context.workspace();
     if (ws.catalog().transformers().count(args->model) == 0) {
       std::string path = ws.scenario_path(args->model);
@@ -140,6 +141,7 @@ void add_train_command(CLI::App& app, Context& context) {
     args->layout.attention = parse_attention(args->attention);
     int gpus = args->gpus;
     const Topology& topology = training_topology(ws, args->topology, args->scale, args->gpu, gpus);
+    check_fp8_recipe(*args, &topology.gpu_model(0));
     LlmLayout layout = resolve_layout(model, args->layout, gpus);
     const std::vector<GroupSpan> spanning = check_group_domains(topology, layout, options.order, args->topology);
     IterationWindows windows;
