@@ -144,7 +144,7 @@ struct LlmIteration::Impl {
     const double dp_sm_share = sm_share(c.dp_channels);
     const double tp_layer = L.tp == 1 ? 0 : L.sp ? 2 * (tp_ag + tp_rs) : 2 * tp_ar;
     auto layer_cost = [&](int layer, PassCost& f, PassCost& b) {
-      TimedLayer t = time(layer_kernels(model, L, layer));
+      TimedLayer t = time(layer_kernels(model, L, layer, &topology.gpu_model(0)));
       LayerComm lc = layer_comm(model, L, layer);
       f.compute += t.fwd_s;
       // Full recomputation runs the layer's forward again; selective, the attention core (inside
