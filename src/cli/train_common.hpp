@@ -22,7 +22,12 @@ struct TrainArgs {
   std::string attention = "flash";
   std::string format = "table";
   LlmLayout layout;
+  bool fp8_recipe_given = false;  ///< --fp8-recipe was on the command line (it needs --precision fp8)
 };
+
+/// Refuses an unknown --fp8-recipe, one without --precision fp8, and (given the GPU) one the GPU
+/// cannot run (UsageError).
+void check_fp8_recipe(const TrainArgs& args, const GpuModel* gpu = nullptr);
 
 /// --allow-cross-server-tp (both commands: tensor, context and expert groups across NVLink
 /// domains; src/llm/domains.hpp).
@@ -36,7 +41,7 @@ std::string unfit_reason(const LlmResult& result);
 std::string cross_domain_notes(const std::vector<GroupSpan>& spanning);
 
 /// MODEL, --topology, --nodes, --nic, --nics-per-node, --gpus, --gpu, --nccl, --global-batch,
-/// --seq, --precision, --format (the flags both commands take).
+/// --seq, --precision, --fp8-recipe, --format (the flags both commands take).
 void add_train_target_options(CLI::App& command, TrainArgs& args);
 /// --tp, --pp, --vp, --cp, --ep, --dp, --sp, --zero, --fsdp, --recompute, --micro-batch, --order
 /// and the overlap switches (train only: plan searches them).
