@@ -1,0 +1,62 @@
+// topsim train --megatron-args "ARGS" | @FILE: the model and layout from Megatron-LM's arguments
+// (docs/llm.md, "Megatron arguments"); llm/megatron_args.hpp reads them.
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+
+#include "cli/train_common.hpp"
+#include "io/io.hpp"
+#include "util/error.hpp"
+#include "util/text.hpp"
+
+namespace topsim {
+
+namespace {
+
+// What may stand beside --megatron-args: where to run and how to print, none of which Megatron's
+// arguments say. Every other option of `train` is topsim's own model or layout flag.
+const std::vector<std::string>& target_options() {
+  static const std::vector<std::string> names = {"--megatron-args", "--topology", "--nodes", "--nic", "--nics-per-node", "--gpus",
+                                                 "--gpu", "--nccl", "--format", "--emit-chakra", "--allow-cross-server-tp"};
+  return names;
+}
+
+}  // namespace
+
+void add_megatron_option(CLI::App& command, std::string& text) {
+  command.add_option("--megatron-args", text,
+                     "The model and layout as Megatron-LM's pretrain_gpt.py arguments, or @FILE holding them (docs/llm.md); "
+                     "no MODEL and no layout flags beside it");
+}
+
+MegatronRun megatron_train_run(const CLI::App& command, const TrainArgs& args, const std::string& text,
+                               const MegatronArgumentTable& table, int gpus) {
+  const bool from_file = !text.empty() && text[0] == '@';
+  const std::string place = from_file ? "--megatron-args " + text : std::string("--megatron-args");
+  if (!args.model.empty())
+    throw UsageError(place + " gives the model: leave out MODEL ('" + args.model + "'), or leave out --megatron-args");
+  std::vector<std::string> clashing;
+  for (const CLI::Option* option : command.get_options()) {
+    const std::string name = option->get_name();
+    if (option->count() > 0 && name.rfind("--", 0) == 0 &&
+        std::find(target_options().begin(), target_options().end(), name) == target_options().end())
+      clashing.push_back(name);
+  }
+  if (!clashing.empty())
+    throw UsageError(place + " gives the layout: leave out " + join(clashing, ", ") + " (topsim's own layout flags); beside it give only " +
+                     join(std::vector<std::string>(target_options().begin() + 1, target_options().end()), ", "));
+  try {
+    const std::string words = from_file ? read_text_file(text.substr(1)) : text;
+    const std::string name = from_file ? std::filesystem::path(text.substr(1)).filename().string() : "megatron-args";
+    MegatronRun run = read_megatron_run(split_megatron_words(words), table, gpus, name);
+    run.layout.allow_cross_server_tp = args.layout.allow_cross_server_tp;
+    for (const std::string& note : run.notes) std::cerr << "# megatron-args: " << note << "\n";
+    if (!run.not_modelled.empty())
+      std::cerr << "# not modelled: " << join(run.not_modelled, ", ") << " (Megatron-LM arguments topsim reads past)\n";
+    return run;
+  } catch (const UsageError& e) {
+    throw UsageError(place + ": " + e.what());
+  }
+}
+
+}  // namespace topsim
