@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Every argument name Megatron-LM's pretrain parser defines, read from a local git mirror.
 
-Usage: tools/megatron_arg_names.py MIRROR [--where]
+Usage: tools/megatron_arg_names.py MIRROR [--where | --check MODELS_JSON]
 
 MIRROR is a (bare) clone of github.com/NVIDIA/Megatron-LM; the files are read at its HEAD with
 `git show`. The parser is megatron/training/arguments.py (add_megatron_arguments, with
@@ -13,23 +13,29 @@ that defaults to True, "argparse_meta" arg_names replacing those).
 Prints a JSON object for models/megatron.json's "known_arguments": the commit, the files read and
 the sorted names. With --where, prints "NAME FILE:LINE DEFAULT" lines instead (the default as the
 source writes it), the look-up used to cite each accepted argument's default by hand.
+With --check, exits 1 unless MODELS_JSON's "known_arguments" are what it would print, and 77
+(skipped) when MIRROR is "" or missing (ctest's megatron.argument_names passes $MEGATRON_LM_MIRROR).
 Nothing is imported from Megatron: the sources are parsed with Python's ast module.
 """
 import ast
 import json
+import os
 import subprocess
 import sys
 
 ARGUMENTS = "megatron/training/arguments.py"
 
 
+REV = "HEAD"  # --check reads at the commit models/megatron.json cites
+
+
 def show(mirror, path):
-    return subprocess.run(["git", "-C", mirror, "show", "HEAD:" + path], check=True, capture_output=True,
+    return subprocess.run(["git", "-C", mirror, "show", REV + ":" + path], check=True, capture_output=True,
                           text=True).stdout
 
 
 def find_class(mirror, name):
-    out = subprocess.run(["git", "-C", mirror, "grep", "-n", "^class " + name + r"\b", "HEAD", "--", "megatron/*.py"],
+    out = subprocess.run(["git", "-C", mirror, "grep", "-n", "^class " + name + r"\b", REV, "--", "megatron/*.py"],
                          capture_output=True, text=True).stdout.splitlines()
     if len(out) != 1:
         sys.exit("class %s: expected one definition, found %d" % (name, len(out)))
@@ -108,9 +114,15 @@ def factory_names(mirror, call, constants, seen_files):
 
 
 def main():
+    global REV
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     mirror = sys.argv[1]
+    if "--check" in sys.argv and not (mirror and os.path.isdir(mirror)):
+        print("no Megatron-LM mirror (set MEGATRON_LM_MIRROR): skipped")
+        sys.exit(77)
+    if "--check" in sys.argv:
+        REV = json.load(open(sys.argv[sys.argv.index("--check") + 1]))["megatron_arguments"]["commit"]
     source = show(mirror, ARGUMENTS)
     tree = ast.parse(source)
     seen_files = {ARGUMENTS}
@@ -142,13 +154,21 @@ def main():
                         entries.append((a.value, "%s:%d" % (ARGUMENTS, node.lineno), text or "None"))
             elif attr == "ArgumentGroupFactory":
                 entries += factory_names(mirror, node, constants, seen_files)
-    commit = subprocess.run(["git", "-C", mirror, "rev-parse", "HEAD"], check=True, capture_output=True,
+    commit = subprocess.run(["git", "-C", mirror, "rev-parse", REV], check=True, capture_output=True,
                             text=True).stdout.strip()
     if "--where" in sys.argv:
         for name, where, default in sorted(entries):
             print(name, where, default.replace("\n", " "))
         return
     names = sorted({e[0] for e in entries})
+    known = {"repository": "github.com/NVIDIA/Megatron-LM", "commit": commit[:12], "files": sorted(seen_files),
+             "tool": "tools/megatron_arg_names.py", "names": names}
+    if "--check" in sys.argv:
+        written = json.load(open(sys.argv[sys.argv.index("--check") + 1]))["megatron_arguments"]["known_arguments"]
+        if written != known:
+            sys.exit("models/megatron.json's known_arguments differ from the mirror's (rerun this tool)")
+        print("known_arguments match Megatron-LM at " + commit[:12])
+        return
     print(json.dumps({"repository": "github.com/NVIDIA/Megatron-LM", "commit": commit[:12],
                       "files": sorted(seen_files), "tool": "tools/megatron_arg_names.py", "names": names},
                      indent=2))

@@ -406,17 +406,15 @@ std::vector<std::string> split_megatron_words(const std::string& text) {
     } else if (c == '#' && !in_word) {
       while (i < text.size() && text[i] != '\n') ++i;
     } else if (c == '\'' || c == '"') {
-      const std::size_t close = text.find(c, i + 1);
-      if (close == std::string::npos) throw UsageError(std::string("unclosed ") + c + " quote");
-      std::string quoted = text.substr(i + 1, close - i - 1);
-      if (c == '"') {  // a backslash escapes the next character inside double quotes
-        std::string plain;
-        for (std::size_t k = 0; k < quoted.size(); ++k) plain += quoted[k] == '\\' && k + 1 < quoted.size() ? quoted[++k] : quoted[k];
-        quoted = plain;
+      // a backslash escapes the next character inside double quotes, not inside single ones
+      std::size_t k = i + 1;
+      for (; k < text.size() && text[k] != c; ++k) {
+        if (c == '"' && text[k] == '\\' && k + 1 < text.size()) ++k;
+        word += text[k];
       }
-      word += quoted;
+      if (k >= text.size()) throw UsageError(std::string("unclosed ") + c + " quote");
       in_word = true;
-      i = close + 1;
+      i = k + 1;
     } else {
       word += c;
       in_word = true;
