@@ -255,3 +255,36 @@ TEST_CASE("megatron: LlmLayout's defaults are Megatron's (models/megatron.json)"
   CHECK(t.known.size() > 800);
   for (const auto& [name, argument] : t.accepted) CHECK(std::binary_search(t.known.begin(), t.known.end(), name));
 }
+
+TEST_CASE("megatron: models/megatron.json is read strictly", "[megatron]") {
+  // One accepted argument, one rejection and two known names; `edit` breaks one thing.
+  auto file = [](const std::string& source, const std::string& names, const std::string& default_value) {
+    return R"({"megatron_arguments": {"commit": "d98e8a64ddf3",
+      "accepted": {"--bf16": {"kind": "flag", "default": )" + default_value + R"(, "meaning": "m", "source": ")" + source + R"("}},
+      "rejections": {"r": {"reason": "why", "source": "a.py:1-2@Megatron-LM@d98e8a64ddf3"}},
+      "known_arguments": {"repository": "r", "commit": "d98e8a64ddf3", "files": ["a.py"], "tool": "t", "names": )" +
+           names + "}}}";
+  };
+  const std::string good_source = "megatron/core/model_parallel_config.py:180@Megatron-LM@d98e8a64ddf3";
+  Catalog ok;
+  add_catalog_text(ok, file(good_source, R"(["--bf16", "--fp16"])", "false"), "m.json");
+  CHECK(ok.megatron_arguments().argument("--bf16").default_value == std::string("false"));
+  CHECK(ok.megatron_arguments().rejection("r").reason == "why");
+  CHECK(test::input_error([&] { ok.megatron_arguments().rejection("s"); }) == "m.json:/megatron_arguments/rejections: no rejection 's' (topsim's code names it)");
+  Catalog c1;
+  CHECK(test::input_error([&] { add_catalog_text(c1, file("a.py:1@Megatron-LM@0123456789ab", R"(["--bf16"])", "false"), "m.json"); }) ==
+        "m.json:/megatron_arguments/accepted/--bf16/source: expected a citation path.py:LINE@Megatron-LM@d98e8a64ddf3 (the commit "
+        "of \"commit\"), got 'a.py:1@Megatron-LM@0123456789ab'");
+  Catalog c2;
+  CHECK(test::input_error([&] { add_catalog_text(c2, file(good_source, R"(["--fp16"])", "false"), "m.json"); }) ==
+        "m.json:/megatron_arguments/accepted/--bf16: '--bf16' is not an argument Megatron-LM defines (known_arguments/names)");
+  Catalog c3;
+  CHECK(test::input_error([&] { add_catalog_text(c3, file(good_source, R"(["--fp16", "--bf16"])", "false"), "m.json"); }) ==
+        "m.json:/megatron_arguments/known_arguments/names: expected the names sorted (tools/megatron_arg_names.py)");
+  Catalog c4;
+  CHECK(test::input_error([&] { add_catalog_text(c4, file(good_source, R"(["--bf16"])", "null"), "m.json"); }) ==
+        "m.json:/megatron_arguments/accepted/--bf16/default: --bf16 is a flag: its default is true or false");
+  // A second file with the table.
+  CHECK(test::input_error([&] { add_catalog_text(ok, file(good_source, R"(["--bf16"])", "false"), "n.json"); }) ==
+        "n.json:/megatron_arguments: a second megatron_arguments (m.json has them already)");
+}
