@@ -19,14 +19,14 @@ compare() {  # NAME, megatron arguments, topsim flags, target options
   fi
 }
 # GPT-3 175B (bundled vocab 51200 is 50257 padded for tp 8; 51200 is a multiple of 128 x tp 4 too),
-# MLPerf's layout; --bf16 makes Megatron reduce gradients in fp32.
+# MLPerf's layout.
 compare gpt3-175b \
   "--num-layers 96 --hidden-size 12288 --num-attention-heads 96 --seq-length 2048 --vocab-size 51200
    --tensor-model-parallel-size 4 --pipeline-model-parallel-size 8 --num-layers-per-virtual-pipeline-stage 4
    --sequence-parallel --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather --tp-comm-overlap
    --bf16 --fp8-format hybrid --micro-batch-size 1 --global-batch-size 1536 --lr 1e-4" \
   "gpt3-175b --tp 4 --pp 8 --vp 3 --sp --zero 1 --overlap-grad-reduce --overlap-param-gather --tp-comm-overlap
-   --precision fp8 --grad-reduce-in-fp32 --micro-batch 1 --global-batch 1536" \
+   --precision fp8 --micro-batch 1 --global-batch 1536" \
   "--topology dgx-h100 --gpus 256"
 # DeepSeek-V3-like (bundled: 3 dense layers, 1 shared expert of 2048), the uneven split, EP over servers.
 compare deepseek-v3-like \
@@ -36,7 +36,7 @@ compare deepseek-v3-like \
    --pipeline-model-parallel-size 16 --decoder-first-pipeline-num-layers 4 --decoder-last-pipeline-num-layers 1
    --expert-model-parallel-size 64 --use-distributed-optimizer --bf16 --grad-reduce-in-bf16 --micro-batch-size 1
    --global-batch-size 1024" \
-  "deepseek-v3-like --pp 16 --first-stage-layers 4 --last-stage-layers 1 --ep 64 --zero 1 --precision bf16
+  "deepseek-v3-like --pp 16 --first-stage-layers 4 --last-stage-layers 1 --ep 64 --zero 1 --precision bf16 --grad-reduce-in-bf16
    --micro-batch 1 --global-batch 1024" \
   "--topology hgx-h800 --gpus 1024 --allow-cross-server-tp"
 # A dense model with grouped-query attention, full recomputation and no distributed optimizer.

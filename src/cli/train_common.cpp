@@ -48,8 +48,10 @@ void add_data_parallel_options(CLI::App& command, TrainArgs& args) {
                    "Reduce-scatter (all-reduce) each gradient bucket during the last micro-batch's backward (Megatron's default: off)");
   command.add_flag("--overlap-param-gather", L.overlap_param_gather,
                    "All-gather parameters during the next forward (distributed optimizer; Megatron's default: off)");
-  command.add_flag("--grad-reduce-in-fp32,--accumulate-allreduce-grads-in-fp32", L.grad_reduce_in_fp32,
-                   "Accumulate and reduce gradients in fp32 (Megatron's default: the parameters' 16-bit type)");
+  command.add_flag("--accumulate-allreduce-grads-in-fp32,--grad-reduce-in-fp32", L.grad_reduce_in_fp32,
+                   "fp16: accumulate and reduce gradients in fp32 (bf16 and fp8 already do, as Megatron)");
+  command.add_flag("--grad-reduce-in-bf16", L.grad_reduce_in_bf16,
+                   "bf16 and fp8: reduce gradients in bf16, not Megatron's default fp32");
   command.add_option("--ddp-bucket-size", L.ddp_bucket_params,
                      "Gradient bucket in parameters (Megatron's default: max(40M, 1M x data-parallel size))")
       ->check(CLI::Range(1.0, 2147483647.0));

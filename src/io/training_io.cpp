@@ -69,6 +69,10 @@ ShardingModel read_sharding(const std::string& name, const Json& value, const So
     params.add("gather_bucket_params");
     m.reduce_bucket_params = r.number("reduce_bucket_params", 1, 1e15, false);
     params.add("reduce_bucket_params");
+    if (auto per_rank = r.optional_number("reduce_bucket_params_per_rank", 0, 1e15, true)) {
+      m.reduce_bucket_params_per_rank = *per_rank;
+      params.add("reduce_bucket_params_per_rank");
+    }
   });
 }
 

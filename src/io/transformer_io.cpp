@@ -123,7 +123,8 @@ LlmLayout read_llm_layout(const Json& value, const SourceRef& where, const LlmLa
   for (auto [key, field] : {std::pair{"sp", &L.sp}, {"fsdp", &L.fsdp}, {"overlap_grad_reduce", &L.overlap_grad_reduce},
                             {"overlap_param_gather", &L.overlap_param_gather}, {"tp_comm_overlap", &L.tp_comm_overlap},
                             {"allow_cross_server_tp", &L.allow_cross_server_tp},
-                            {"grad_reduce_in_fp32", &L.grad_reduce_in_fp32}, {"align_grad_reduce", &L.align_grad_reduce},
+                            {"grad_reduce_in_fp32", &L.grad_reduce_in_fp32},
+                            {"grad_reduce_in_bf16", &L.grad_reduce_in_bf16}, {"align_grad_reduce", &L.align_grad_reduce},
                             {"align_param_gather", &L.align_param_gather},
                             {"account_for_embedding", &L.account_for_embedding}, {"account_for_loss", &L.account_for_loss}})
     if (r.has(key)) *field = r.boolean(key);

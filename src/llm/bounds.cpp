@@ -107,7 +107,7 @@ double micro_batch_floor_s(const TransformerSpec& model, const LlmLayout& L, con
 // counted per micro-batch and pass), as flows.
 Flow iteration_flow(const Job& job, const TransformerSpec& model) {
   const LlmLayout& L = job.L;
-  const LlmTypes types = llm_types(L.precision);
+  const LlmTypes types = llm_types(L);
   const double weight_B = dtype_size_B(types.other_dtype), grad_B = types.gradient_B;
   const double m = L.micro_batches();
   const double passes = L.recompute == Recompute::full ? 3 : 2;  // forward, backward, forward again
@@ -230,7 +230,7 @@ LlmBounds llm_bounds(const Topology& topology, const Catalog& catalog, const Tra
   const GpuModel& gpu = topology.gpu_model(0);
   const ComputeModel& compute = catalog.compute(gpu.architecture, gpu.where);
   const OptimizerModel& optimizer = catalog.optimizer(options.optimizer, model.where);
-  const LlmTypes types = llm_types(L.precision);
+  const LlmTypes types = llm_types(L);
 
   // Memory and the optimizer's stream over the mean rank's parameters.
   double held = 0, weights = 0, gradients = 0;  // held: what the optimizer state covers

@@ -5,6 +5,7 @@
 
 #include "compute/kernel.hpp"
 #include "engine/simulator.hpp"
+#include "llm/data_parallel.hpp"
 #include "llm/pipeline.hpp"
 #include "llm/plan.hpp"
 #include "util/error.hpp"
@@ -88,9 +89,13 @@ struct LlmIteration::Impl {
   // Sharded parameters: collectives per layer and pass. FSDP moves a layer (one unit) at a
   // time; DeepSpeed ZeRO-3 in buckets, so a layer larger than a bucket takes several.
   double gathers_per_layer = 1, reduces_per_layer = 1;
+  DpLayout dp;  // Megatron-Core's buckets (zero 0 and 1)
 
   Impl(const Topology& t, const Catalog& c, const TransformerSpec& m, const LlmLayout& l, LlmOptions o)
-      : topology(t), catalog(c), model(m), L(l), options(std::move(o)), placement(l, options.order), types(llm_types(l.precision)) {}
+      : topology(t), catalog(c), model(m), L(l), options(std::move(o)), placement(l, options.order), types(llm_types(l)) {}
+
+  // Megatron-Core's DDP and distributed optimizer: no DeepSpeed ZeRO-2/3 or FSDP sharding.
+  bool megatron_dp() const { return !L.shards_parameters() && L.zero <= 1; }
 
   // Fraction of a GPU's SMs an NCCL kernel of `channels` channels holds (one block each).
   double sm_share(int channels) const {
@@ -267,9 +272,9 @@ struct LlmIteration::Impl {
     trace.ranks = std::max(trace.ranks, std::max(src, dst) + 1);
   }
 
-  std::vector<int> tp_group(int cp, int dp, int pp) const {
+  std::vector<int> tp_group(int cp, int d, int pp) const {
     std::vector<int> ranks;
-    for (int i = 0; i < L.tp; ++i) ranks.push_back(placement.rank({i, cp, dp, pp}));
+    for (int i = 0; i < L.tp; ++i) ranks.push_back(placement.rank({i, cp, d, pp}));
     return ranks;
   }
 
@@ -343,6 +348,28 @@ struct LlmIteration::Impl {
       gathers_per_layer = 1 / gather_share;
       reduces_per_layer = 1 / reduce_share;
     }
+    // Megatron-Core (zero 0 or 1): one collective per distinct bucket size, one after another on
+    // the group's stream (dp_layout(); run() places them on the timeline).
+    auto add_buckets = [&](const std::string& name, const std::vector<int>& ranks, const std::vector<double>& sizes) {
+      if (ranks.size() < 2 || sizes.empty()) return;
+      add_collective(gradient, name, L.zero == 0 ? "allreduce" : "reducescatter", ranks, 0, grad, name);
+      const TraceOp first = gradient.ops.back();
+      gradient.ops.pop_back();
+      for (std::size_t k = 0; k < sizes.size(); ++k) {
+        const std::string op = name + ".s" + std::to_string(k);
+        TraceOp reduce = first;
+        reduce.name = op + (L.zero == 0 ? ".ar" : ".rs");
+        reduce.size_B = sizes[k] * grad_B;
+        gradient.ops.push_back(reduce);
+        if (L.zero == 0) continue;
+        TraceOp gather = first;
+        gather.name = op + ".ag";
+        gather.op = "allgather";
+        gather.size_B = sizes[k] * weight_B;
+        gather.dtype = weight;
+        gradient.ops.push_back(gather);
+      }
+    };
     auto add_sync = [&](const std::string& name, const std::vector<int>& ranks, double params) {
       if (ranks.size() < 2 || params <= 0) return;
       if (L.zero == 0 && !L.fsdp) {
@@ -363,14 +390,20 @@ struct LlmIteration::Impl {
       std::vector<int> ranks;
       for (int c = 0; c < L.cp; ++c)
         for (int d = 0; d < L.dp; ++d) ranks.push_back(placement.rank({i, c, d, 0}));
-      add_sync("dp." + std::to_string(ranks.front()), ranks, dense);
+      if (megatron_dp())
+        add_buckets("dp." + std::to_string(ranks.front()), ranks, dp.dense_sizes);
+      else
+        add_sync("dp." + std::to_string(ranks.front()), ranks, dense);
       if (stage0.experts > 0 && L.ep > 1)
         for (int e = 0; e < L.ep; ++e) {
           std::vector<int> expert_ranks;
           for (int c = 0; c < L.cp; ++c)
             for (int d = e; d < L.dp; d += L.ep) expert_ranks.push_back(placement.rank({i, c, d, 0}));
-          add_sync("edp." + std::to_string(expert_ranks.front()), expert_ranks,
-                   sharded ? stage0.experts / std::max<double>(1, stage0_layers) : stage0.experts);
+          if (megatron_dp())
+            add_buckets("edp." + std::to_string(expert_ranks.front()), expert_ranks, dp.expert_sizes);
+          else
+            add_sync("edp." + std::to_string(expert_ranks.front()), expert_ranks,
+                     sharded ? stage0.experts / std::max<double>(1, stage0_layers) : stage0.experts);
         }
     }
     if (!gradient.ops.empty()) add_tp_ops(gradient, "tpg.", 0, layer_comm(model, L, 0).tp_B);
@@ -394,6 +427,12 @@ LlmIteration::LlmIteration(const Topology& topology, const Catalog& catalog, con
   // ZeRO-3 / FSDP gathers and reduces one layer at a time: the average layer of the stage (its
   // own layer count: uneven, stage 0 may hold fewer; an embedding-only stage counts as one).
   const int stage0_layers = static_cast<int>(stage_layers(model, layout, 0).size());
+  if (I.megatron_dp()) {
+    const ShardingModel& ddp = catalog.sharding("megatron-core-ddp", model.where);
+    I.dp = dp_layout(model, layout,
+                     ddp_bucket_params(layout.ddp_bucket_params, ddp.reduce_bucket_params, ddp.reduce_bucket_params_per_rank,
+                                       layout.dp * layout.cp));
+  }
   I.build_gradient(stage0, stage0.dense / std::max(1, stage0_layers), stage0_layers);
   ReplayOptions replay;
   replay.routes = I.options.routes;
@@ -430,9 +469,8 @@ LlmResult LlmIteration::run(const std::vector<Runner*>& runners) {
   out.comm_s = {{"tp_allreduce", comm.tp_ar}, {"tp_allgather", comm.tp_ag}, {"tp_reducescatter", comm.tp_rs},
                 {"pp_send", comm.pp},         {"cp_send", comm.cp_step},     {"ep_alltoall", comm.ep_a2a},
                 {"dp_allreduce", comm.dp_ar}, {"dp_reducescatter", comm.dp_rs}, {"dp_allgather", comm.dp_ag}};
-  const double pp_s = comm.pp, dp_ar = comm.dp_ar, dp_rs = comm.dp_rs, dp_ag = comm.dp_ag;
+  const double pp_s = comm.pp, dp_rs = comm.dp_rs;
   const double dp_share = I.sm_share(comm.dp_channels);
-  const bool zero3 = L.shards_parameters();
   const int stages = L.pp * L.vp;
   std::vector<PassCost> fwd(static_cast<std::size_t>(stages)), bwd(fwd);
   I.pass_costs(comm, fwd, bwd);
@@ -448,12 +486,14 @@ LlmResult LlmIteration::run(const std::vector<Runner*>& runners) {
     pin.backward_s.push_back(bwd[static_cast<std::size_t>(v)].total());
   }
   // ZeRO-2 reduces every micro-batch's gradients (they are sharded, so none accumulate): each
-  // backward pass exposes what its share of that reduction does not hide.
+  // backward pass exposes what its share of that reduction does not hide; DeepSpeed overlaps it
+  // only with overlap_comm, off by default below stage 3 (deepspeed/runtime/zero/config.py:
+  // 134,350-354@DeepSpeed@38327e07f6cd), which --overlap-grad-reduce turns on.
   if (L.zero == 2 && !L.fsdp && dp_rs > 0) {
     double rank_bwd = 0;
     for (int c = 0; c < L.vp; ++c) rank_bwd += pin.backward_s[static_cast<std::size_t>(c * L.pp)];
     for (int v = 0; v < stages; ++v) {
-      double extra = exposed_sharing(dp_rs, rank_bwd, dp_share) / L.vp;
+      double extra = (L.overlap_grad_reduce ? exposed_sharing(dp_rs, rank_bwd, dp_share) : dp_rs) / L.vp;
       pin.backward_s[static_cast<std::size_t>(v)] += extra;
       bwd[static_cast<std::size_t>(v)].zero3 += extra;
     }
@@ -465,24 +505,40 @@ LlmResult LlmIteration::run(const std::vector<Runner*>& runners) {
   pin.p2p_s = 0;
   PipelineResult without_p2p = run_pipeline(pin);
 
-  // Gradient reduction after the last backward (ZeRO-0/1; overlapped with the last micro-batch's
-  // backward when asked), then the optimizer step, then the parameter all-gather (overlapped
-  // with the next iteration's first forward when asked).
+  // Megatron-Core: bucketed gradient reductions on the timeline of each rank's last micro-batch,
+  // then the optimizer step, then the parameter all-gathers ahead of the next forward
+  // (src/llm/data_parallel.hpp). DeepSpeed ZeRO-2/3 and FSDP move theirs inside the passes.
   const double optimizer_s = I.optimizer_step_s();
-  const double reduce = zero3 || L.zero == 2 ? 0 : L.zero == 0 ? dp_ar : dp_rs;
-  const double gather = zero3 || L.zero == 0 ? 0 : dp_ag;
+  DpExposure exposure;
+  exposure.reduce_s.assign(static_cast<std::size_t>(L.pp), 0);
+  if (I.megatron_dp()) {
+    DpDurations d;
+    for (std::size_t k = 0; k < I.dp.dense_sizes.size(); ++k) {
+      const std::string size = ".s" + std::to_string(k);
+      d.dense_reduce_s.push_back(slowest(gradient, "dp.", size + (L.zero == 0 ? ".ar" : ".rs")));
+      if (L.zero == 1) d.dense_gather_s.push_back(slowest(gradient, "dp.", size + ".ag"));
+    }
+    if (L.ep > 1)
+      for (std::size_t k = 0; k < I.dp.expert_sizes.size(); ++k) {
+        const std::string size = ".s" + std::to_string(k);
+        d.expert_reduce_s.push_back(slowest(gradient, "edp.", size + (L.zero == 0 ? ".ar" : ".rs")));
+        if (L.zero == 1) d.expert_gather_s.push_back(slowest(gradient, "edp.", size + ".ag"));
+      }
+    std::vector<double> head_s(static_cast<std::size_t>(stages), 0);
+    head_s.back() = I.time(head_kernels(I.model, L)).bwd_s;
+    exposure = dp_exposure(L, I.dp, d, with_p2p, pin.forward_s, pin.backward_s, head_s, dp_share);
+  }
   int critical = 0;
   double iteration_s = 0, reduce_exposed = 0;
   for (int r = 0; r < L.pp; ++r) {
-    double window = L.overlap_grad_reduce ? with_p2p.last_backward_s[static_cast<std::size_t>(r)] : 0;
-    double e = exposed_sharing(reduce, window, dp_share);
+    const double e = exposure.reduce_s[static_cast<std::size_t>(r)];
     if (with_p2p.end_s[static_cast<std::size_t>(r)] + e > iteration_s) {
       iteration_s = with_p2p.end_s[static_cast<std::size_t>(r)] + e;
       reduce_exposed = e;
       critical = r;
     }
   }
-  const double gather_exposed = L.overlap_param_gather ? exposed_sharing(gather, pin.forward_s[0], dp_share) : gather;
+  const double gather_exposed = exposure.gather_s;
   iteration_s += optimizer_s + gather_exposed;
 
   // Breakdown on the critical rank.

@@ -310,10 +310,14 @@ void read_precision(const Given& g, LlmLayout& L) {
     L.precision = "fp8";
   }
   L.fp8_recipe = g.choice("--fp8-recipe", {"delayed", "tensorwise", "blockwise", "mxfp8"}).value_or(L.fp8_recipe);
+  // The reduce's type follows from these as in Megatron (llm_types(): fp32 under bf16 unless
+  // --grad-reduce-in-bf16, arguments.py:1204-1217); bf16 main gradients leave it bf16 there too.
   L.grad_reduce_in_fp32 = g.flag("--accumulate-allreduce-grads-in-fp32");
   const std::string main_grads = g.choice("--main-grads-dtype", {"fp32", "bf16"}).value_or("");
-  if (bf16 && g.flag("--grad-reduce-in-bf16")) L.grad_reduce_in_fp32 = false;
-  else if (bf16 && main_grads == "fp32") L.grad_reduce_in_fp32 = true;  // Megatron's rule for bf16 (arguments.py:1215-1217)
+  if (bf16 && L.grad_reduce_in_fp32 && main_grads != "fp32")
+    refuse(g.table(), "accumulate_needs_fp32_main_grads", "--accumulate-allreduce-grads-in-fp32 with --main-grads-dtype " + main_grads);
+  L.grad_reduce_in_bf16 = bf16 && (g.flag("--grad-reduce-in-bf16") || main_grads == "bf16");
+  if (L.grad_reduce_in_bf16) L.grad_reduce_in_fp32 = false;  // --grad-reduce-in-bf16 wins (arguments.py:1213-1214)
 }
 
 // Activation recomputation: topsim's none, selective or full (every layer).

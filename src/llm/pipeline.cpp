@@ -74,6 +74,11 @@ PipelineResult run_pipeline(const PipelineInput& in) {
   out.last_backward_s.assign(static_cast<std::size_t>(in.pp), 0);
   std::vector<int> in_flight(static_cast<std::size_t>(in.pp), 0);
   std::vector<int> last_mb(static_cast<std::size_t>(in.pp), -1);
+  out.last_backward_start_s.assign(static_cast<std::size_t>(stages), 0);
+  out.first_forward_start_s.assign(static_cast<std::size_t>(stages), 0);
+  out.last_backward_end_s.assign(static_cast<std::size_t>(stages), 0);
+  out.backward_end_s.assign(static_cast<std::size_t>(in.pp), {});
+  out.last_backward_index.assign(static_cast<std::size_t>(stages), 0);
   for (bool progress = true; progress;) {
     progress = false;
     for (int r = 0; r < in.pp; ++r) {
@@ -102,10 +107,18 @@ PipelineResult run_pipeline(const PipelineInput& in) {
         int& flight = in_flight[static_cast<std::size_t>(r)];
         flight += p.forward ? 1 : -1;
         out.peak_in_flight[static_cast<std::size_t>(r)] = std::max(out.peak_in_flight[static_cast<std::size_t>(r)], flight);
+        if (p.forward && p.micro_batch == 0) out.first_forward_start_s[static_cast<std::size_t>(p.stage)] = start;
         if (!p.forward) {
           if (p.micro_batch != last_mb[static_cast<std::size_t>(r)]) out.last_backward_s[static_cast<std::size_t>(r)] = 0;
           last_mb[static_cast<std::size_t>(r)] = p.micro_batch;
           out.last_backward_s[static_cast<std::size_t>(r)] += duration;
+          auto& ends = out.backward_end_s[static_cast<std::size_t>(r)];
+          if (p.micro_batch == m - 1) {
+            out.last_backward_start_s[static_cast<std::size_t>(p.stage)] = start;
+            out.last_backward_end_s[static_cast<std::size_t>(p.stage)] = end;
+            out.last_backward_index[static_cast<std::size_t>(p.stage)] = static_cast<int>(ends.size());
+          }
+          ends.push_back(end);
         }
         ++i;
         progress = true;

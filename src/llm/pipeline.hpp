@@ -26,6 +26,16 @@ struct PipelineResult {
   /// Per rank: its backward passes of the last micro-batch it runs, summed (the window in which
   /// overlapped gradient reduction hides).
   std::vector<double> last_backward_s;
+  /// Per virtual stage: start and end of its last micro-batch's backward pass (when its
+  /// gradients are complete; Megatron-Core's DDP reduces them from then on).
+  std::vector<double> last_backward_start_s, last_backward_end_s;
+  /// Per virtual stage: when its first micro-batch's forward starts (its parameters are needed).
+  std::vector<double> first_forward_start_s;
+  /// Per rank: the end of each of its backward passes, in schedule order, and per virtual stage
+  /// the position of its last micro-batch's backward among them (Megatron's align_grad_reduce
+  /// launches a chunk's reduction `rank` backward passes after that one).
+  std::vector<std::vector<double>> backward_end_s;
+  std::vector<int> last_backward_index;
 };
 
 /// The passes of one rank in schedule order: (forward?, virtual stage, micro-batch).

@@ -160,17 +160,19 @@ IterationFlops iteration_flops(const TransformerSpec& m, int seq_len, double seq
   return f;
 }
 
-LlmTypes llm_types(const std::string& precision) {
+LlmTypes llm_types(const LlmLayout& L) {
+  const std::string& precision = L.precision;
   LlmTypes t;
   if (precision == "bf16" || precision == "fp8") {
     t.gemm_dtype = precision;
     t.other_dtype = "bf16";
-    t.gradient_B = dtype_size_B("fp32");
-    t.gradient_nccl = "float";
+    const bool fp32 = !L.grad_reduce_in_bf16;
+    t.gradient_B = dtype_size_B(fp32 ? "fp32" : "bf16");
+    t.gradient_nccl = fp32 ? "float" : "bfloat16";
   } else if (precision == "fp16") {
     t.gemm_dtype = t.other_dtype = "fp16";
-    t.gradient_B = dtype_size_B("fp16");
-    t.gradient_nccl = "half";
+    t.gradient_B = dtype_size_B(L.grad_reduce_in_fp32 ? "fp32" : "fp16");
+    t.gradient_nccl = L.grad_reduce_in_fp32 ? "float" : "half";
   } else {
     throw std::invalid_argument("precision '" + precision + "' is not one of bf16, fp16, fp8");
   }
@@ -179,7 +181,7 @@ LlmTypes llm_types(const std::string& precision) {
 }
 
 LayerKernels layer_kernels(const TransformerSpec& m, const LlmLayout& L, int layer) {
-  const LlmTypes types = llm_types(L.precision);
+  const LlmTypes types = llm_types(L);
   const std::string& g = types.gemm_dtype;
   const std::string& o = types.other_dtype;
   const double e_B = types.activation_B;
@@ -222,7 +224,7 @@ LayerKernels layer_kernels(const TransformerSpec& m, const LlmLayout& L, int lay
 }
 
 LayerKernels embedding_kernels(const TransformerSpec& m, const LlmLayout& L) {
-  const LlmTypes types = llm_types(L.precision);
+  const LlmTypes types = llm_types(L);
   const double tokens = L.micro_batch * double(L.seq_len) / L.cp / (L.sp ? L.tp : 1);
   LayerKernels out;
   // A gather: read a row of the table and write it per token.
@@ -231,7 +233,7 @@ LayerKernels embedding_kernels(const TransformerSpec& m, const LlmLayout& L) {
 }
 
 LayerKernels head_kernels(const TransformerSpec& m, const LlmLayout& L) {
-  const LlmTypes types = llm_types(L.precision);
+  const LlmTypes types = llm_types(L);
   const double tokens = L.micro_batch * double(L.seq_len) / L.cp;
   const double v = double(m.vocab) / L.tp;
   LayerKernels out;
@@ -246,7 +248,7 @@ LayerKernels head_kernels(const TransformerSpec& m, const LlmLayout& L) {
 }
 
 LayerComm layer_comm(const TransformerSpec& m, const LlmLayout& L, int layer) {
-  const LlmTypes types = llm_types(L.precision);
+  const LlmTypes types = llm_types(L);
   const double tokens = L.micro_batch * double(L.seq_len) / L.cp;
   LayerComm c;
   if (L.tp > 1) {
@@ -304,15 +306,31 @@ RankParams rank_params(const TransformerSpec& m, const LlmLayout& L, int stage) 
   return p;
 }
 
+StageParams virtual_stage_params(const TransformerSpec& m, const LlmLayout& L, int virtual_stage) {
+  StageParams p;
+  for (int layer : virtual_stage_layers(m, L, virtual_stage)) {
+    const RankParams l = layer_rank_params(m, L, layer);
+    p.layers += l.dense;
+    p.experts += l.experts;
+  }
+  // As rank_params(): the embedding on the first virtual stage, the head (or the tied copy) and
+  // the final norm on the last.
+  const double table = double(m.vocab) * m.hidden / L.tp;
+  if (virtual_stage == 0) p.embedding = table;
+  const bool head_is_embedding = m.tied_embeddings && L.pp == 1;
+  if (virtual_stage == L.pp * L.vp - 1) p.head = (head_is_embedding ? 0 : table) + m.hidden;
+  return p;
+}
+
 double largest_gathered_layer_B(const TransformerSpec& m, const LlmLayout& L) {
-  const LlmTypes types = llm_types(L.precision);
+  const LlmTypes types = llm_types(L);
   double largest = 0;  // parameters of one layer on one rank
   for (int layer = 0; layer < m.layers; ++layer) largest = std::max(largest, layer_rank_params(m, L, layer).total());
   return largest * (dtype_size_B(types.other_dtype) + types.gradient_B);
 }
 
 double layer_activation_B(const TransformerSpec& m, const LlmLayout& L, int layer) {
-  const LlmTypes types = llm_types(L.precision);
+  const LlmTypes types = llm_types(L);
   const double e_B = types.activation_B;
   const double tokens = L.micro_batch * double(L.seq_len) / L.cp;
   const double t = L.tp;
@@ -344,7 +362,7 @@ double layer_activation_B(const TransformerSpec& m, const LlmLayout& L, int laye
 
 LlmMemory stage_memory(const TransformerSpec& m, const LlmLayout& L, int stage, double layers_in_flight,
                        double optimizer_state_B) {
-  const LlmTypes types = llm_types(L.precision);
+  const LlmTypes types = llm_types(L);
   const RankParams p = rank_params(m, L, stage);
   const double weight_B = dtype_size_B(types.other_dtype);
   const double master_B = dtype_size_B("fp32");

@@ -62,9 +62,11 @@ struct LlmTypes {
   double gradient_B = 0;      ///< bytes of one gradient element as data parallelism reduces it
   std::string gradient_nccl;  ///< NCCL type of that reduction
 };
-/// Megatron-LM's defaults: bf16 (and fp8, whose non-GEMM math is bf16) accumulate and reduce
-/// gradients in fp32 (arguments.py sets accumulate_allreduce_grads_in_fp32 for bf16); fp16 in fp16.
-LlmTypes llm_types(const std::string& precision);
+/// Megatron-LM's rule (megatron/training/arguments.py:1195-1217@Megatron-LM@d98e8a64ddf3): under
+/// bf16 (and fp8, whose non-GEMM math is bf16) gradients accumulate and are reduced in fp32 (the
+/// main-grads dtype's default) unless --grad-reduce-in-bf16; under fp16 in fp16 unless
+/// --accumulate-allreduce-grads-in-fp32 (LlmLayout::grad_reduce_in_fp32).
+LlmTypes llm_types(const LlmLayout& layout);
 
 /// Transformer layer `layer` on one rank: GEMMs split by tp (columns of QKV and fc1, rows of the
 /// projections), tokens split by cp (and by tp for norms and residuals under sp), experts of MoE
@@ -97,6 +99,17 @@ struct RankParams {
   double held(const LlmLayout& layout, bool sharded) const;
 };
 RankParams rank_params(const TransformerSpec& model, const LlmLayout& layout, int stage);
+
+/// One virtual stage's parameters on one rank (v = chunk x pp + rank), as data parallelism
+/// buckets them: the dense ones by where backward produces their gradients (the LM head and
+/// final norm on the last virtual stage, the transformer layers, the embedding on the first), the
+/// routed experts apart (their own buffer, reduced over the expert data-parallel group).
+struct StageParams {
+  double head = 0, layers = 0, embedding = 0;
+  double experts = 0;
+  double dense() const { return head + layers + embedding; }
+};
+StageParams virtual_stage_params(const TransformerSpec& model, const LlmLayout& layout, int virtual_stage);
 
 /// ZeRO-3 / FSDP: bytes one rank holds whole while it runs its largest layer: that layer's
 /// parameters (its tensor-parallel share, its ep share of the experts) gathered as 16-bit

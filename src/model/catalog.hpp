@@ -295,6 +295,9 @@ struct ShardingModel {
   std::string description;
   double gather_bucket_params = 0;
   double reduce_bucket_params = 0;
+  /// Megatron-Core: the bucket grows with the data-parallel group, max(reduce_bucket_params,
+  /// this x dp x cp) parameters; 0 for a fixed bucket (DeepSpeed).
+  double reduce_bucket_params_per_rank = 0;
   Sources sources;
   SourceRef where;
 };

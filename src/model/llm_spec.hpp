@@ -91,13 +91,15 @@ struct LlmLayout {
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
   bool tp_comm_overlap = false;
-  /// Megatron-Core DDP (docs/llm.md, "Data parallelism"): gradients reduced in fp32 rather than
-  /// the parameters' 16-bit type (--grad-reduce-in-fp32, alias --accumulate-allreduce-grads-in-fp32);
+  /// Megatron-Core DDP (docs/llm.md, "Data parallelism"): the gradient reduction's type (Megatron:
+  /// fp32 under bf16 unless --grad-reduce-in-bf16; under fp16, fp16 unless
+  /// --accumulate-allreduce-grads-in-fp32, topsim's alias --grad-reduce-in-fp32; llm_types());
   /// the bucket size in parameters (--ddp-bucket-size; 0: Megatron's max(40M, 1M x dp));
   /// gradient reduce-scatters of interleaved chunks launched at the same time across the pipeline
   /// group (align_grad_reduce) and parameter all-gathers dispatched by the schedule
   /// (--no-align-param-gather turns it off).
   bool grad_reduce_in_fp32 = false;
+  bool grad_reduce_in_bf16 = false;
   double ddp_bucket_params = 0;
   bool align_grad_reduce = true;
   bool align_param_gather = true;

@@ -8,6 +8,7 @@
 
 #include "helpers.hpp"
 #include "llm/megatron_args.hpp"
+#include "llm/transformer_math.hpp"
 #include "util/error.hpp"
 
 using namespace topsim;
@@ -83,7 +84,10 @@ TEST_CASE("megatron: MLPerf GPT-3 175B's arguments as a transformer and a layout
   CHECK(L.align_param_gather);     // interleaved, no --no-align-param-gather
   CHECK(L.precision == "fp8");     // --fp8-format hybrid under --bf16
   CHECK(L.fp8_recipe == "delayed");
-  CHECK(L.grad_reduce_in_fp32);    // --bf16 with fp32 main gradients: Megatron reduces in fp32
+  // --bf16 with fp32 main gradients: Megatron reduces in fp32 (4 bytes), as llm_types() has it
+  CHECK_FALSE(L.grad_reduce_in_fp32);
+  CHECK_FALSE(L.grad_reduce_in_bf16);
+  CHECK(llm_types(L).gradient_B == 4);
   CHECK(L.micro_batch == 1);
   CHECK(L.global_batch == 1536);
   CHECK(L.seq_len == 2048);
@@ -111,13 +115,17 @@ TEST_CASE("megatron: model defaults derived as Megatron derives them", "[megatro
   CHECK_FALSE(r.layout.align_param_gather);  // off without interleaving (arguments.py:1009-1013)
   // --num-query-groups without --group-query-attention is ignored: a KV head per head
   CHECK(mg_run(mg_base + "--num-query-groups 2", 1).model.kv_heads == 8);
-  // --grad-reduce-in-bf16 keeps a bf16 run's reduce in bf16; fp16 runs keep the default (false)
-  CHECK_FALSE(mg_run(mg_base + "--grad-reduce-in-bf16", 1).layout.grad_reduce_in_fp32);
-  CHECK_FALSE(mg_run(mg_base + "--main-grads-dtype bf16", 1).layout.grad_reduce_in_fp32);
-  CHECK_FALSE(mg_run("--num-layers 8 --hidden-size 1024 --num-attention-heads 8 --seq-length 2048 --vocab-size 32000 "
-                     "--fp16 --micro-batch-size 1",
-                     1)
-                  .layout.grad_reduce_in_fp32);
+  // --grad-reduce-in-bf16 (or bf16 main gradients) keeps a bf16 run's reduce in bf16 (2 bytes),
+  // even beside --accumulate-allreduce-grads-in-fp32 (arguments.py:1213-1214)
+  CHECK(mg_run(mg_base + "--grad-reduce-in-bf16", 1).layout.grad_reduce_in_bf16);
+  CHECK(mg_run(mg_base + "--main-grads-dtype bf16", 1).layout.grad_reduce_in_bf16);
+  const LlmLayout both = mg_run(mg_base + "--grad-reduce-in-bf16 --accumulate-allreduce-grads-in-fp32", 1).layout;
+  CHECK(llm_types(both).gradient_B == 2);
+  // fp16 runs reduce in fp16 (2 bytes) unless --accumulate-allreduce-grads-in-fp32 (4)
+  const std::string fp16 = "--num-layers 8 --hidden-size 1024 --num-attention-heads 8 --seq-length 2048 --vocab-size 32000 "
+                           "--fp16 --micro-batch-size 1 ";
+  CHECK(llm_types(mg_run(fp16, 1).layout).gradient_B == 2);
+  CHECK(llm_types(mg_run(fp16 + "--accumulate-allreduce-grads-in-fp32", 1).layout).gradient_B == 4);
 }
 
 TEST_CASE("megatron: MoE, the layer pattern and the uneven split", "[megatron]") {
@@ -165,6 +173,7 @@ TEST_CASE("megatron: combinations Megatron rejects, with its reason and citation
       {"--overlap-grad-reduce --overlap-param-gather", 1, "overlap_param_gather_needs_distributed_optimizer"},
       {"--use-distributed-optimizer --overlap-param-gather", 1, "overlap_param_gather_needs_overlap_grad_reduce"},
       {"--fp16", 1, "bf16_and_fp16"},
+      {"--accumulate-allreduce-grads-in-fp32 --main-grads-dtype bf16", 1, "accumulate_needs_fp32_main_grads"},
       {"--pipeline-model-parallel-size 3", 3, "layers_divisible_by_pipeline"},
       {"--pipeline-model-parallel-size 4 --account-for-loss-in-pipeline-split", 4, "layers_divisible_by_pipeline"},
       {"--pipeline-model-parallel-size 4 --num-layers-per-virtual-pipeline-stage 3", 4, "layers_per_stage_divisible_by_virtual"},
@@ -240,6 +249,7 @@ TEST_CASE("megatron: LlmLayout's defaults are Megatron's (models/megatron.json)"
   CHECK(L.tp_comm_overlap == flag_default("--tp-comm-overlap"));
   CHECK(L.sp == flag_default("--sequence-parallel"));
   CHECK(L.grad_reduce_in_fp32 == flag_default("--accumulate-allreduce-grads-in-fp32"));
+  CHECK(L.grad_reduce_in_bf16 == flag_default("--grad-reduce-in-bf16"));
   // --no-align-param-gather is store_false: its default (true) is align_param_gather's
   CHECK(L.align_param_gather == flag_default("--no-align-param-gather"));
   CHECK(L.fp8_recipe == t.argument("--fp8-recipe").default_value.value());
