@@ -260,6 +260,20 @@ TransformerSpec read_model(const Given& g, int tp, const std::string& name, std:
   return m;
 }
 
+// --decoder-first/last-pipeline-num-layers as Megatron-Core checks them (transformer_config.py:2229-2353).
+void check_uneven(const MegatronArgumentTable& t, int layers, const LlmLayout& L) {
+  if (L.account_for_embedding || L.account_for_loss)
+    refuse(t, "uneven_with_accounting", "--decoder-first/last-pipeline-num-layers with --account-for-*-in-pipeline-split");
+  const int middle_layers = layers - L.first_stage_layers - L.last_stage_layers;
+  const int middle_stages = L.pp - (L.first_stage_layers != 0 ? 1 : 0) - (L.last_stage_layers != 0 ? 1 : 0);
+  const std::string given = n(layers) + " layers less " + n(L.first_stage_layers + L.last_stage_layers) + " on the first and last stages leave " +
+                            n(middle_layers);
+  if (middle_layers < 0 || (middle_layers == 0) != (middle_stages == 0))
+    refuse(t, "uneven_middle_stages", given + " for " + n(middle_stages) + " middle stages");
+  if (middle_stages > 0 && middle_layers % middle_stages != 0)
+    refuse(t, "uneven_middle_divisible", given + " over " + n(middle_stages) + " middle stages");
+}
+
 // vp and the uneven split (arguments.py:928-1008).
 void read_pipeline(const Given& g, int layers, LlmLayout& L) {
   const MegatronArgumentTable& t = g.table();
@@ -286,6 +300,7 @@ void read_pipeline(const Given& g, int layers, LlmLayout& L) {
   } else if (!first_last && slots % L.pp != 0) {
     refuse(t, "layers_divisible_by_pipeline", slots_text + " over pipeline size " + n(L.pp));
   }
+  if (first_last) check_uneven(t, layers, L);
   if (L.vp > 1) {
     const bool p2p_overlap = g.flag("--no-overlap-p2p-communication");
     if (L.pp <= (p2p_overlap ? 1 : 2))
@@ -309,6 +324,9 @@ void read_precision(const Given& g, LlmLayout& L) {
     if (!bf16) throw UsageError("--fp8-format with --fp16: topsim models fp8 GEMMs with bf16 elsewhere (give --bf16)");
     L.precision = "fp8";
   }
+  if (g.text("--fp8-recipe") == std::string("custom"))
+    throw UsageError("--fp8-recipe custom: a quantization recipe of the user's own, which topsim does not model (it models "
+                     "delayed, tensorwise, blockwise and mxfp8)");
   L.fp8_recipe = g.choice("--fp8-recipe", {"delayed", "tensorwise", "blockwise", "mxfp8"}).value_or(L.fp8_recipe);
   // The reduce's type follows from these as in Megatron (llm_types(): fp32 under bf16 unless
   // --grad-reduce-in-bf16, arguments.py:1204-1217); bf16 main gradients leave it bf16 there too.

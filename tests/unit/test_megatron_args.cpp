@@ -183,6 +183,14 @@ TEST_CASE("megatron: combinations Megatron rejects, with its reason and citation
        "one_virtual_pipeline_setting"},
       {"--pipeline-model-parallel-size 4 --num-layers-per-virtual-pipeline-stage 1 --decoder-first-pipeline-num-layers 1", 4,
        "uneven_needs_virtual_stages_per_rank"},
+      {"--pipeline-model-parallel-size 4 --decoder-first-pipeline-num-layers 3 --account-for-loss-in-pipeline-split", 4,
+       "uneven_with_accounting"},
+      // 8 layers less 3 + 2 leave 3 for 2 middle stages; 8 less 4 + 4 leave none for 2
+      {"--pipeline-model-parallel-size 4 --decoder-first-pipeline-num-layers 3 --decoder-last-pipeline-num-layers 2", 4,
+       "uneven_middle_divisible"},
+      {"--pipeline-model-parallel-size 4 --decoder-first-pipeline-num-layers 4 --decoder-last-pipeline-num-layers 4", 4,
+       "uneven_middle_stages"},
+      {"--pipeline-model-parallel-size 2 --decoder-first-pipeline-num-layers 9", 2, "uneven_middle_stages"},
       {"--recompute-granularity selective --recompute-method uniform", 1, "selective_recompute_method"},
       {"--recompute-granularity selective --recompute-num-layers 1", 1, "selective_recompute_num_layers"},
       {"--recompute-granularity full --recompute-num-layers 1", 1, "full_recompute_needs_method"},
@@ -221,6 +229,8 @@ TEST_CASE("megatron: what topsim cannot read or model is refused by name", "[meg
   CHECK(mg_error(mg_base + "--sequence-parallel true", 1) == "'true' after --sequence-parallel, which takes no value");
   CHECK(mg_error(mg_base + "--seq-length 1 2", 1) == "'2' after --seq-length 1, which takes one value");
   CHECK(mg_error(mg_base + "--fp8-format e5m2", 1) == "--fp8-format 'e5m2': expected e4m3, hybrid");
+  CHECK_THAT(mg_error(mg_base + "--fp8-format e4m3 --fp8-recipe custom", 1), Catch::StartsWith("--fp8-recipe custom: a quantization recipe"));
+  CHECK(mg_run(mg_base + "--fp8-format e4m3 --fp8-recipe mxfp8", 1).layout.fp8_recipe == "mxfp8");
   CHECK_THAT(mg_error("--num-layers 8 --hidden-size 1024 --num-attention-heads 8 --seq-length 2048 --vocab-size 32000 "
                       "--micro-batch-size 1",
                       1),
