@@ -21,7 +21,7 @@ compare() {  # NAME, megatron arguments, topsim flags, target options
 # GPT-3 175B (bundled vocab 51200 is 50257 padded for tp 8; 51200 is a multiple of 128 x tp 4 too),
 # MLPerf's layout.
 compare gpt3-175b \
-  "--num-layers 96 --hidden-size 12288 --num-attention-heads 96 --seq-length 2048 --vocab-size 51200
+  "--num-layers 96 --hidden-size 12288 --num-attention-heads 96 --seq-length 2048 --max-position-embeddings 2048 --vocab-size 51200
    --tensor-model-parallel-size 4 --pipeline-model-parallel-size 8 --num-layers-per-virtual-pipeline-stage 4
    --sequence-parallel --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather --tp-comm-overlap
    --bf16 --fp8-format hybrid --micro-batch-size 1 --global-batch-size 1536 --lr 1e-4" \
@@ -31,7 +31,7 @@ compare gpt3-175b \
 # DeepSeek-V3-like (bundled: 3 dense layers, 1 shared expert of 2048), the uneven split, EP over servers.
 compare deepseek-v3-like \
   "--num-layers 61 --hidden-size 7168 --num-attention-heads 128 --kv-channels 128 --ffn-hidden-size 18432 --swiglu
-   --seq-length 4096 --vocab-size 129280 --untie-embeddings-and-output-weights --num-experts 256 --moe-router-topk 8
+   --seq-length 4096 --max-position-embeddings 4096 --vocab-size 129280 --untie-embeddings-and-output-weights --num-experts 256 --moe-router-topk 8
    --moe-ffn-hidden-size 2048 --moe-shared-expert-intermediate-size 2048 --moe-layer-freq ([0]*3+[1]*58)
    --pipeline-model-parallel-size 16 --decoder-first-pipeline-num-layers 4 --decoder-last-pipeline-num-layers 1
    --expert-model-parallel-size 64 --use-distributed-optimizer --bf16 --grad-reduce-in-bf16 --micro-batch-size 1
@@ -42,7 +42,7 @@ compare deepseek-v3-like \
 # A dense model with grouped-query attention, full recomputation and no distributed optimizer.
 compare llama3-8b \
   "--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --group-query-attention --num-query-groups 8
-   --ffn-hidden-size 14336 --swiglu --seq-length 8192 --vocab-size 128256 --untie-embeddings-and-output-weights
+   --ffn-hidden-size 14336 --swiglu --seq-length 8192 --max-position-embeddings 8192 --vocab-size 128256 --untie-embeddings-and-output-weights
    --tensor-model-parallel-size 2 --recompute-granularity full --recompute-method uniform --recompute-num-layers 1
    --fp16 --micro-batch-size 2 --global-batch-size 64" \
   "llama3-8b --tp 2 --zero 0 --recompute full --precision fp16 --micro-batch 2 --global-batch 64" \

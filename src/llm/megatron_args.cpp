@@ -229,6 +229,11 @@ TransformerSpec read_model(const Given& g, int tp, const std::string& name, std:
   m.hidden = g.need("--hidden-size", "the transformer's hidden size");
   m.heads = g.need("--num-attention-heads", "the attention heads");
   m.seq_len = g.need("--seq-length", "the tokens per sequence");
+  const std::optional<int> positions = g.integer("--max-position-embeddings");
+  if (!positions) refuse(g.table(), "required_arguments", "missing --max-position-embeddings");
+  if (*positions < m.seq_len)
+    refuse(g.table(), "max_position_embeddings_covers_sequence",
+           "--max-position-embeddings " + n(*positions) + " with --seq-length " + n(m.seq_len));
   if (g.given("--kv-channels")) {
     m.head_dim = g.positive("--kv-channels");
   } else {

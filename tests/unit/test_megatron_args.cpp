@@ -32,7 +32,7 @@ std::string mg_error(const std::string& text, int gpus) {
 
 // A small dense model that every refusal below changes one thing of: 8 layers, h 1024, 8 heads.
 const std::string mg_base =
-    "--num-layers 8 --hidden-size 1024 --num-attention-heads 8 --seq-length 2048 --vocab-size 32000 --bf16 "
+    "--num-layers 8 --hidden-size 1024 --num-attention-heads 8 --seq-length 2048 --max-position-embeddings 2048 --vocab-size 32000 --bf16 "
     "--micro-batch-size 1 ";
 
 // The rejection `key`'s reason and citation, as the message ends.
@@ -92,15 +92,15 @@ TEST_CASE("megatron: MLPerf GPT-3 175B's arguments as a transformer and a layout
   CHECK(L.global_batch == 1536);
   CHECK(L.seq_len == 2048);
   CHECK(L.dp == 0);                // resolve_layout's: 256 / (4 x 8)
-  CHECK(r.not_modelled.front() == "--max-position-embeddings");
-  CHECK(r.not_modelled.size() == 25);  // the file's other arguments, each once
+  CHECK(r.not_modelled.front() == "--fp8-amax-history-len");
+  CHECK(r.not_modelled.size() == 24);  // the file's other arguments, each once
   REQUIRE(r.notes.size() == 1);
 }
 
 TEST_CASE("megatron: model defaults derived as Megatron derives them", "[megatron]") {
   // SwiGLU without --ffn-hidden-size: int(4 x 4096 x 2/3 / 64) x 64 = int(170.67) x 64 = 10880.
   MegatronRun r = mg_run("--num-layers 4 --hidden-size 4096 --num-attention-heads 32 --group-query-attention "
-                         "--num-query-groups 8 --swiglu --seq-length 4096 --vocab-size 128256 --bf16 --micro-batch-size 1 "
+                         "--num-query-groups 8 --swiglu --seq-length 4096 --max-position-embeddings 4096 --vocab-size 128256 --bf16 --micro-batch-size 1 "
                          "--untie-embeddings-and-output-weights --kv-channels 64",
                          8);
   CHECK(r.model.ffn_hidden == 10880);
@@ -122,7 +122,7 @@ TEST_CASE("megatron: model defaults derived as Megatron derives them", "[megatro
   const LlmLayout both = mg_run(mg_base + "--grad-reduce-in-bf16 --accumulate-allreduce-grads-in-fp32", 1).layout;
   CHECK(llm_types(both).gradient_B == 2);
   // fp16 runs reduce in fp16 (2 bytes) unless --accumulate-allreduce-grads-in-fp32 (4)
-  const std::string fp16 = "--num-layers 8 --hidden-size 1024 --num-attention-heads 8 --seq-length 2048 --vocab-size 32000 "
+  const std::string fp16 = "--num-layers 8 --hidden-size 1024 --num-attention-heads 8 --seq-length 2048 --max-position-embeddings 2048 --vocab-size 32000 "
                            "--fp16 --micro-batch-size 1 ";
   CHECK(llm_types(mg_run(fp16, 1).layout).gradient_B == 2);
   CHECK(llm_types(mg_run(fp16 + "--accumulate-allreduce-grads-in-fp32", 1).layout).gradient_B == 4);
@@ -130,7 +130,7 @@ TEST_CASE("megatron: model defaults derived as Megatron derives them", "[megatro
 
 TEST_CASE("megatron: MoE, the layer pattern and the uneven split", "[megatron]") {
   MegatronRun r = mg_run("--num-layers 61 --hidden-size 7168 --num-attention-heads 128 --kv-channels 128 --ffn-hidden-size 18432 "
-                         "--swiglu --seq-length 4096 --vocab-size 129280 --bf16 --micro-batch-size 1 --num-experts 256 "
+                         "--swiglu --seq-length 4096 --max-position-embeddings 4096 --vocab-size 129280 --bf16 --micro-batch-size 1 --num-experts 256 "
                          "--moe-router-topk 8 --moe-ffn-hidden-size 2048 --moe-shared-expert-intermediate-size 2048 "
                          "--moe-layer-freq '([0]*3+[1]*58)' --pipeline-model-parallel-size 16 "
                          "--decoder-first-pipeline-num-layers 4 --decoder-last-pipeline-num-layers 1 "
@@ -200,13 +200,17 @@ TEST_CASE("megatron: combinations Megatron rejects, with its reason and citation
       {"--num-experts 6 --expert-model-parallel-size 4", 4, "experts_divisible_by_expert_parallel"},
       {"--num-experts 8 --moe-layer-freq [1]*7", 1, "moe_layer_freq_length"},
       {"--tensor-model-parallel-size 2", 3, "world_size_divisible"},
+      {"--max-position-embeddings 1024", 1, "max_position_embeddings_covers_sequence"},
       {"--global-batch-size 6", 4, "global_batch_divisible"},  // 6 over 1 x dp 4
   };
   for (const Case& c : cases) {
     INFO(c.args);
     CHECK_THAT(mg_error(mg_base + c.args, c.gpus), Catch::EndsWith(mg_rejection(c.key)));
   }
-  CHECK_THAT(mg_error("--num-layers 8 --hidden-size 1000 --num-attention-heads 3 --seq-length 2048 --vocab-size 32000 --bf16 "
+  CHECK(mg_error("--num-layers 8 --hidden-size 1024 --num-attention-heads 8 --seq-length 2048 --vocab-size 32000 --bf16 "
+                 "--micro-batch-size 1",
+                 1) == "missing --max-position-embeddings: " + mg_rejection("required_arguments"));
+  CHECK_THAT(mg_error("--num-layers 8 --hidden-size 1000 --num-attention-heads 3 --seq-length 2048 --max-position-embeddings 2048 --vocab-size 32000 --bf16 "
                       "--micro-batch-size 1",
                       1),
              Catch::EndsWith(mg_rejection("kv_channels_divide")));
@@ -220,10 +224,10 @@ TEST_CASE("megatron: what topsim cannot read or model is refused by name", "[meg
   CHECK_THAT(mg_error(mg_base + "--grad-reduce-in-fp32", 1),
              Catch::StartsWith("unknown Megatron argument '--grad-reduce-in-fp32' (did you mean '--grad-reduce-in-bf16'?)"));
   // Values topsim needs where Megatron's default is None.
-  CHECK_THAT(mg_error("--hidden-size 1024 --num-attention-heads 8 --seq-length 2048 --vocab-size 32000 --bf16 --micro-batch-size 1", 1),
+  CHECK_THAT(mg_error("--hidden-size 1024 --num-attention-heads 8 --seq-length 2048 --max-position-embeddings 2048 --vocab-size 32000 --bf16 --micro-batch-size 1", 1),
              Catch::StartsWith("missing --num-layers: the transformer's layers (Megatron's default is None: "
                                "megatron/core/transformer/transformer_config.py:65@Megatron-LM@d98e8a64ddf3)"));
-  CHECK_THAT(mg_error("--num-layers 8 --hidden-size 1024 --num-attention-heads 8 --seq-length 2048 --bf16 --micro-batch-size 1", 1),
+  CHECK_THAT(mg_error("--num-layers 8 --hidden-size 1024 --num-attention-heads 8 --seq-length 2048 --max-position-embeddings 2048 --bf16 --micro-batch-size 1", 1),
              Catch::StartsWith("missing --vocab-size: topsim cannot read a tokenizer"));
   CHECK(mg_error(mg_base + "--num-layers x", 1) == "--num-layers 'x': expected a whole number from 0 to 1073741824");
   CHECK(mg_error(mg_base + "--sequence-parallel true", 1) == "'true' after --sequence-parallel, which takes no value");
@@ -231,7 +235,7 @@ TEST_CASE("megatron: what topsim cannot read or model is refused by name", "[meg
   CHECK(mg_error(mg_base + "--fp8-format e5m2", 1) == "--fp8-format 'e5m2': expected e4m3, hybrid");
   CHECK_THAT(mg_error(mg_base + "--fp8-format e4m3 --fp8-recipe custom", 1), Catch::StartsWith("--fp8-recipe custom: a quantization recipe"));
   CHECK(mg_run(mg_base + "--fp8-format e4m3 --fp8-recipe mxfp8", 1).layout.fp8_recipe == "mxfp8");
-  CHECK_THAT(mg_error("--num-layers 8 --hidden-size 1024 --num-attention-heads 8 --seq-length 2048 --vocab-size 32000 "
+  CHECK_THAT(mg_error("--num-layers 8 --hidden-size 1024 --num-attention-heads 8 --seq-length 2048 --max-position-embeddings 2048 --vocab-size 32000 "
                       "--micro-batch-size 1",
                       1),
              Catch::StartsWith("neither --bf16 nor --fp16"));
