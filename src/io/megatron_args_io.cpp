@@ -69,15 +69,19 @@ MegatronArgumentTable read_megatron_arguments(const Json& value, const SourceRef
       fail(at, "'" + item.key() + "' is not an argument Megatron-LM defines (known_arguments/names)");
     t.accepted[item.key()] = read_argument(item.key(), item.value(), at, t.commit);
   }
-  const Json& rejections = r.required("rejections");
-  expect_object(rejections, r.at("rejections"));
-  for (const auto& item : rejections.items()) {
-    const SourceRef at = r.at("rejections").at(item.key());
-    ObjectReader o(item.value(), at);
-    MegatronRejection rejection{o.string("reason"), o.string("source")};
-    check_citation(rejection.source, t.commit, o.at("source"));
-    o.finish();
-    t.rejections[item.key()] = rejection;
+  for (auto [key, out] : {std::pair{"refused", &t.refused}, {"rejections", &t.rejections}}) {
+    const Json& section = r.required(key);
+    expect_object(section, r.at(key));
+    for (const auto& item : section.items()) {
+      const SourceRef at = r.at(key).at(item.key());
+      if (out == &t.refused && (!std::binary_search(t.known.begin(), t.known.end(), item.key()) || t.accepted.count(item.key())))
+        fail(at, "'" + item.key() + "' must be an argument Megatron-LM defines that topsim does not accept");
+      ObjectReader o(item.value(), at);
+      MegatronRejection rejection{o.string("reason"), o.string("source")};
+      check_citation(rejection.source, t.commit, o.at("source"));
+      o.finish();
+      (*out)[item.key()] = rejection;
+    }
   }
   r.finish();
   return t;

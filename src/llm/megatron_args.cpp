@@ -100,6 +100,9 @@ class Given {
                                                                        : " " + values_[name] + ", which takes one value"));
       return next;
     }
+    auto refused = table_.refused.find(name);
+    if (refused != table_.refused.end())
+      throw UsageError(name + ": " + refused->second.reason + " (" + refused->second.source + ")");
     if (!std::binary_search(table_.known.begin(), table_.known.end(), name)) {
       std::string guess = closest_match(name, table_.known);
       throw UsageError("unknown Megatron argument '" + name + "'" + (guess.empty() ? "" : " (did you mean '" + guess + "'?)") +
@@ -346,7 +349,9 @@ void read_precision(const Given& g, LlmLayout& L) {
 // Activation recomputation: topsim's none, selective or full (every layer).
 void read_recompute(const Given& g, int layers_per_stage, LlmLayout& L) {
   const MegatronArgumentTable& t = g.table();
-  const std::optional<std::string> granularity = g.choice("--recompute-granularity", {"full", "selective"});
+  // --recompute-activations sets selective granularity over any other (arguments.py:607-608)
+  const std::optional<std::string> granularity =
+      g.flag("--recompute-activations") ? std::optional<std::string>("selective") : g.choice("--recompute-granularity", {"full", "selective"});
   const std::optional<std::string> method = g.choice("--recompute-method", {"uniform", "block"});
   const std::optional<int> count = g.integer("--recompute-num-layers");
   if (!granularity) return;

@@ -33,6 +33,9 @@ struct MegatronRejection {
 struct MegatronArgumentTable {
   std::string commit;  ///< the Megatron-LM commit everything is read at (12 hex digits)
   std::map<std::string, MegatronArgument> accepted;
+  /// Arguments Megatron defines that change what runs in a way topsim does not model: refused
+  /// (exit 2) with the reason, not noted; `source` is where Megatron defines them.
+  std::map<std::string, MegatronRejection> refused;
   std::map<std::string, MegatronRejection> rejections;  ///< by a key the code names
   std::vector<std::string> known;                       ///< every name the parser defines, sorted
   SourceRef where;

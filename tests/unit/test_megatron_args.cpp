@@ -252,6 +252,12 @@ TEST_CASE("megatron: what topsim cannot read or model is refused by name", "[meg
   CHECK(mg_run(mg_base + "--recompute-granularity full --recompute-method block --recompute-num-layers 8", 1).layout.recompute ==
         Recompute::full);
   CHECK(mg_run(mg_base + "--recompute-granularity selective", 1).layout.recompute == Recompute::selective);
+  CHECK(mg_run(mg_base + "--recompute-activations", 1).layout.recompute == Recompute::selective);
+  // Arguments that change what runs in a way topsim does not model: refused with the reason.
+  CHECK(mg_error(mg_base + "--pipeline-model-parallel-layout Et*3|t*3L", 1) ==
+        "--pipeline-model-parallel-layout: " + mg_table().refused.at("--pipeline-model-parallel-layout").reason +
+            " (megatron/training/arguments.py:3103@Megatron-LM@d98e8a64ddf3)");
+  CHECK_THAT(mg_error(mg_base + "--use-torch-fsdp2", 1), Catch::StartsWith("--use-torch-fsdp2: FSDP from Megatron's arguments"));
 }
 
 TEST_CASE("megatron: LlmLayout's defaults are Megatron's (models/megatron.json)", "[megatron]") {
@@ -285,7 +291,7 @@ TEST_CASE("megatron: models/megatron.json is read strictly", "[megatron]") {
   auto file = [](const std::string& source, const std::string& names, const std::string& default_value) {
     return R"({"megatron_arguments": {"commit": "d98e8a64ddf3",
       "accepted": {"--bf16": {"kind": "flag", "default": )" + default_value + R"(, "meaning": "m", "source": ")" + source + R"("}},
-      "rejections": {"r": {"reason": "why", "source": "a.py:1-2@Megatron-LM@d98e8a64ddf3"}},
+      "refused": {}, "rejections": {"r": {"reason": "why", "source": "a.py:1-2@Megatron-LM@d98e8a64ddf3"}},
       "known_arguments": {"repository": "r", "commit": "d98e8a64ddf3", "files": ["a.py"], "tool": "t", "names": )" +
            names + "}}}";
   };
