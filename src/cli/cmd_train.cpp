@@ -144,8 +144,14 @@ void add_train_command(CLI::App& app, Context& context) {
       model = run.model;
       layout = run.layout;
     }
-    layout = resolve_layout(model, layout, gpus);
-    const std::vector<GroupSpan> spanning = check_group_domains(topology, layout, options.order, args->topology);
+    std::vector<GroupSpan> spanning;
+    try {
+      layout = resolve_layout(model, layout, gpus);
+      spanning = check_group_domains(topology, layout, options.order, args->topology);
+    } catch (const UsageError& e) {
+      if (megatron->empty()) throw;
+      throw UsageError(std::string("--megatron-args: ") + e.what() + megatron_flag_legend());
+    }
     IterationWindows windows;
     LlmResult r = simulate_iteration(topology, ws.catalog(), model, layout, options, &windows);
     std::string emitted;

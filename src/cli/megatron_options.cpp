@@ -29,6 +29,12 @@ void add_megatron_option(CLI::App& command, std::string& text) {
                      "no MODEL and no layout flags beside it");
 }
 
+std::string megatron_flag_legend() {
+  return " (in Megatron's arguments: --tp is --tensor-model-parallel-size, --pp --pipeline-model-parallel-size, --vp the "
+         "virtual stages per rank, --cp --context-parallel-size, --ep --expert-model-parallel-size, --first/last-stage-layers "
+         "--decoder-first/last-pipeline-num-layers; --allow-cross-server-tp is topsim's own and may stand beside --megatron-args)";
+}
+
 MegatronRun megatron_train_run(const CLI::App& command, const TrainArgs& args, const std::string& text,
                                const MegatronArgumentTable& table, int gpus) {
   const bool from_file = !text.empty() && text[0] == '@';

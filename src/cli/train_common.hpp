@@ -62,6 +62,10 @@ void add_megatron_option(CLI::App& command, std::string& text);
 MegatronRun megatron_train_run(const CLI::App& command, const TrainArgs& args, const std::string& text,
                                const MegatronArgumentTable& table, int gpus);
 
+/// "; topsim's --tp is Megatron's --tensor-model-parallel-size, ...": what the layout checks'
+/// messages (which name topsim's flags) say in Megatron's words.
+std::string megatron_flag_legend();
+
 Recompute parse_recompute(const std::string& text);
 Attention parse_attention(const std::string& text);
 
