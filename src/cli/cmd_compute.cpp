@@ -112,7 +112,7 @@ void add_compute_command(CLI::App& app, Context& context) {
   compute->add_option("--gpu", args->gpu, "GPU model (models/gpus.json), e.g. a100, h100")->required();
   auto* gemm = compute->add_option("--gemm", args->gemm, "GEMM shape M,N,K: C[MxN] = A[MxK] B[KxN], B the weights");
   auto* bytes = compute->add_option("--bytes", args->bytes, "A streaming kernel moving SIZE bytes (read plus written)");
-  auto* dtype = compute->add_option("--dtype", args->dtype, "Math type: fp64, fp32, tf32, fp16, bf16, fp8, int8")
+  auto* dtype = compute->add_option("--dtype", args->dtype, "Math type: fp64, fp32, tf32, fp16, bf16, fp8, int8; fp8_block or mxfp8 for block-scaled fp8 GEMMs")
                     ->default_val("fp16");
   auto* sparsity = compute->add_option("--sparsity", args->sparsity, "dense, or 2:4 (structured sparse weights B)")
                        ->check(CLI::IsMember({"dense", "2:4"}))

@@ -217,10 +217,12 @@ void add_plan_command(CLI::App& app, Context& context) {
     const Workspace& ws = context.workspace();
     TransformerSpec model = find_transformer(ws, args->model);
     if (args->topology.empty()) throw UsageError("--topology is required: the server or cluster to plan on");
+    check_fp8_recipe(*args);
     args->layout.attention = parse_attention(args->attention);
     int gpus = args->gpus;
     const Topology& topology = training_topology(ws, args->topology, args->scale, args->gpu, gpus);
     const GpuModel& gpu = topology.gpu_model(0);
+    check_fp8_recipe(*args, &gpu);
     const NvlinkDomains domains = nvlink_domains(topology);
     PlanSpace space;
     space.gpus = gpus;

@@ -50,6 +50,14 @@ std::string header(const TransformerSpec& m, const LlmLayout& L, const LlmResult
     if (s > 0) parts.push_back(name + " " + fixed(s * 1e3, 3) + " ms");
   text += (parts.empty() ? std::string("none") : join(parts, ", ")) + "\n";
   text += "# NCCL: " + r.algorithms + "\n";
+  if (!r.dp_gradient_type.empty() && L.dp * L.cp > 1)
+    text += "# data parallelism (Megatron-Core, docs/llm.md): " +
+            (L.overlap_grad_reduce ? "buckets of " + fixed(r.dp_bucket_params / 1e6, 1) + "M parameters (" +
+                                         std::to_string(r.dp_first_chunk_buckets) + " on stage 0's first chunk), reduced during the last backward"
+                                   : std::string("one collective per model chunk after the last backward")) +
+            ", gradients as " + r.dp_gradient_type + (L.zero == 1 ? (L.overlap_param_gather ? "; parameters gathered during the next forward" : "; parameters gathered before the next forward") : "") +
+            "; exposed: reduction " + fixed(r.dp_reduce_exposed_s * 1e3, 3) + " ms" +
+            (L.zero == 1 ? ", all-gather " + fixed(r.dp_gather_exposed_s * 1e3, 3) + " ms" : "") + "\n";
   const LlmBounds& f = r.floors;
   text += "# floors (docs/llm.md): compute " + fixed(f.compute_s, 3) + " s, GPU links " + fixed(f.gpu_links_s, 3) +
           " s, network " + fixed(f.network_s, 3) + " s; the iteration is " + fixed(r.iteration_s / f.iteration_s(), 2) +
@@ -117,6 +125,7 @@ void add_train_command(CLI::App& app, Context& context) {
                     "Write the iteration as Chakra ET files PREFIX.<rank>.et, one per rank (docs/chakra.md)");
   train->callback([train, args, megatron, emit_chakra, &context]() {
     Format format = parse_format(args->format);
+    check_fp8_recipe(*args);
     const Workspace& ws = context.workspace();
     if (args->model.empty() && megatron->empty())
       throw UsageError("MODEL is required: a bundled transformer, a model file or an LLM scenario (or --megatron-args)");
@@ -140,9 +149,11 @@ void add_train_command(CLI::App& app, Context& context) {
     const Topology& topology = training_topology(ws, args->topology, args->scale, args->gpu, gpus);
     LlmLayout layout = args->layout;
     if (!megatron->empty()) {
-      MegatronRun run = megatron_train_run(*train, *args, *megatron, ws.catalog().megatron_arguments(), gpus);
+      MegatronRun run = megatron_train_run(*train, *args, *megatron, ws.catalog().megatron_arguments(), gpus, topology.gpu_model(0));
       model = run.model;
       layout = run.layout;
+    } else {
+      check_fp8_recipe(*args, &topology.gpu_model(0));
     }
     std::vector<GroupSpan> spanning;
     try {

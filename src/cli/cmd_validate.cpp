@@ -115,6 +115,17 @@ std::string summary_text(const ValidationRun& run, const ModelSet& models, bool 
   if (cross) {
     out += "check rows (nothing was solved on them), cross-validated (constants re-solved without the row's own source):\n";
     out += summary_lines(summarize(run.results, "check", true));
+    const ScaleTrend trend = llm_error_by_data_parallel(run.results);
+    if (trend.rows > 0) {
+      out += "LLM check rows against the data-parallel degree (cross-validated; signed: + predicts faster than measured):\n";
+      for (std::size_t b = 0; b < trend.bands.size(); ++b) {
+        const AccuracySummary& a = trend.bands[b];
+        out += "  " + a.quantity + ": " + std::to_string(a.rows) + " rows, geo-mean(1+|error|)-1 " +
+               fixed(100 * a.geomean_error, 1) + "%, mean signed " + fixed(100 * trend.mean_signed_error[b], 1) + "%\n";
+      }
+      out += "  trend: " + fixed(100 * trend.slope_per_doubling, 2) + " points of signed error per doubling of dp (least squares, " +
+             std::to_string(trend.rows) + " rows)\n";
+    }
     out += "calibration rows, each predicted with its own source left out:\n";
     out += summary_lines(summarize(run.results, "calibration", true));
   }

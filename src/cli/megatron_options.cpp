@@ -6,6 +6,7 @@
 
 #include "cli/train_common.hpp"
 #include "io/io.hpp"
+#include "llm/fp8_kernels.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
 
@@ -36,7 +37,7 @@ std::string megatron_flag_legend() {
 }
 
 MegatronRun megatron_train_run(const CLI::App& command, const TrainArgs& args, const std::string& text,
-                               const MegatronArgumentTable& table, int gpus) {
+                               const MegatronArgumentTable& table, int gpus, const GpuModel& gpu) {
   const bool from_file = !text.empty() && text[0] == '@';
   const std::string place = from_file ? "--megatron-args " + text : std::string("--megatron-args");
   if (!args.model.empty())
@@ -56,6 +57,8 @@ MegatronRun megatron_train_run(const CLI::App& command, const TrainArgs& args, c
     const std::string name = from_file ? std::filesystem::path(text.substr(1)).filename().string() : "megatron-args";
     MegatronRun run = read_megatron_run(split_megatron_words(words), table, gpus, name);
     run.layout.allow_cross_server_tp = args.layout.allow_cross_server_tp;
+    const std::string why = run.layout.precision == "fp8" ? fp8_recipe_unavailable(gpu, run.layout) : "";
+    if (!why.empty()) throw UsageError("--fp8-recipe " + run.layout.fp8_recipe + ": " + why);
     for (const std::string& note : run.notes) std::cerr << "# megatron-args: " << note << "\n";
     if (!run.not_modelled.empty())
       std::cerr << "# not modelled: " << join(run.not_modelled, ", ") << " (Megatron-LM arguments topsim reads past)\n";

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "llm/fp8_kernels.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
 
@@ -19,6 +20,15 @@ void add_train_target_options(CLI::App& command, TrainArgs& args) {
       ->check(CLI::Range(1, 1 << 30));
   command.add_option("--seq", args.layout.seq_len, "Tokens per sequence (default: the model's)")->check(CLI::Range(1, 1 << 24));
   command.add_option("--precision", args.layout.precision, "bf16, fp16 or fp8 (fp8 GEMMs, bf16 elsewhere)");
+  // Megatron's --fp8-recipe and its default (megatron/core/transformer/transformer_config.py:594@Megatron-LM@d98e8a64ddf3).
+  command.add_option_function<std::string>(
+      "--fp8-recipe",
+      [&args](const std::string& recipe) {
+        args.layout.fp8_recipe = recipe;
+        args.fp8_recipe_given = true;
+      },
+      "With --precision fp8: Transformer Engine's scaling recipe, delayed (default, Megatron's), tensorwise, "
+      "blockwise (Hopper and later) or mxfp8 (Blackwell)");
   add_format_option(command, args.format);
 }
 
@@ -93,6 +103,19 @@ std::string cross_domain_notes(const std::vector<GroupSpan>& spanning) {
             (s.domain_servers > 1 ? " NVLink domains" : " servers") +
             " (--allow-cross-server-tp): its collectives cross the network\n";
   return text;
+}
+
+void check_fp8_recipe(const TrainArgs& args, const GpuModel* gpu) {
+  const std::vector<std::string>& names = fp8_recipes();
+  if (std::find(names.begin(), names.end(), args.layout.fp8_recipe) == names.end())
+    throw UsageError(unknown_name_message("--fp8-recipe", args.layout.fp8_recipe, names));
+  if (args.fp8_recipe_given && args.layout.precision != "fp8")
+    throw UsageError("--fp8-recipe " + args.layout.fp8_recipe + " needs --precision fp8 (the recipe scales fp8 GEMMs; " +
+                     "--precision is " + args.layout.precision + ")");
+  const std::string why = gpu ? fp8_recipe_unavailable(*gpu, args.layout) : "";
+  if (!why.empty())
+    throw UsageError("--precision fp8" + (args.fp8_recipe_given ? " --fp8-recipe " + args.layout.fp8_recipe : std::string()) +
+                     ": " + why);
 }
 
 Recompute parse_recompute(const std::string& text) {

@@ -23,7 +23,12 @@ struct TrainArgs {
   std::string attention = "flash";
   std::string format = "table";
   LlmLayout layout;
+  bool fp8_recipe_given = false;  ///< --fp8-recipe was on the command line (it needs --precision fp8)
 };
+
+/// Refuses an unknown --fp8-recipe, one without --precision fp8, and (given the GPU) one the GPU
+/// cannot run (UsageError).
+void check_fp8_recipe(const TrainArgs& args, const GpuModel* gpu = nullptr);
 
 /// --allow-cross-server-tp (both commands: tensor, context and expert groups across NVLink
 /// domains; src/llm/domains.hpp).
@@ -37,7 +42,7 @@ std::string unfit_reason(const LlmResult& result);
 std::string cross_domain_notes(const std::vector<GroupSpan>& spanning);
 
 /// MODEL, --topology, --nodes, --nic, --nics-per-node, --gpus, --gpu, --nccl, --global-batch,
-/// --seq, --precision, --format (the flags both commands take).
+/// --seq, --precision, --fp8-recipe, --format (the flags both commands take).
 void add_train_target_options(CLI::App& command, TrainArgs& args);
 /// --tp, --pp, --vp, --cp, --ep, --dp, --sp, --zero, --fsdp, --recompute, --micro-batch, --order
 /// and the overlap switches (train only: plan searches them).
@@ -58,9 +63,10 @@ void add_megatron_option(CLI::App& command, std::string& text);
 /// of `command` is given beside it (one source of truth: only the target options --topology,
 /// --gpus, --nodes, --nic, --nics-per-node, --gpu, --nccl, --format, --emit-chakra and
 /// --allow-cross-server-tp may be), or when the arguments are refused (llm/megatron_args.hpp).
-/// Writes the arguments topsim does not model in one line to stderr.
+/// `gpu` must run the fp8 recipe given (fp8_recipe_unavailable()). Writes the arguments topsim
+/// does not model in one line to stderr.
 MegatronRun megatron_train_run(const CLI::App& command, const TrainArgs& args, const std::string& text,
-                               const MegatronArgumentTable& table, int gpus);
+                               const MegatronArgumentTable& table, int gpus, const GpuModel& gpu);
 
 /// "; topsim's --tp is Megatron's --tensor-model-parallel-size, ...": what the layout checks'
 /// messages (which name topsim's flags) say in Megatron's words.

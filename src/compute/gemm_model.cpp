@@ -30,11 +30,15 @@ struct Recipe {
 // Element sizes: bf16/fp16 2 B, fp8 and int8 1 B, fp4 and int4 half a byte; nvfp4 adds an fp8
 // scale per 16 elements (1/16 B), fp8_block an fp32 scale per 128x128 weight block (negligible)
 // and per 128 activation elements (4/128 B).
-constexpr std::array<Recipe, 12> kRecipes = {{
+constexpr std::array<Recipe, 13> kRecipes = {{
     {"bf16", "bf16_tensor", 2, 2, 2, 0},
     {"fp16", "fp16_tensor", 2, 2, 2, 0},
     {"fp8", "fp8_tensor", 1, 1, 2, 5},
     {"fp8_block", "fp8_tensor", 1 + 4.0 / 128, 1, 2, 3 + 4.0 / 128},
+    // MXFP8 (Transformer Engine's MXFP8BlockScaling): one E8M0 byte per 32 elements of both
+    // operands, quantized in one pass like fp8_block (no table timed it; the per-tensor fp8
+    // constants stand in, compute/kernel.cpp).
+    {"mxfp8", "fp8_tensor", 1 + 1.0 / 32, 1 + 1.0 / 32, 2, 3 + 1.0 / 32},
     {"nvfp4", "fp4_tensor", 0.5 + 1.0 / 16, 0.5 + 1.0 / 16, 2, 2.5 + 1.0 / 16},
     {"sq", "int8_tensor", 1, 1, 2, 0},
     {"int8", "int8_tensor", 1, 1, 2, 0},

@@ -27,6 +27,41 @@ std::vector<std::string> dtype_names() {
   return names;
 }
 
+/// Block-scaled fp8 GEMMs of training (Transformer Engine's recipes): fp8 math at the fp8 tensor
+/// rate, each with the lowest compute capability Transformer Engine runs it on and its reason
+/// otherwise (transformer_engine/pytorch/quantization.py:162-185@TE@d0067d0da6cb). Not listed
+/// among the math types a GPU runs: they are recipes of fp8.
+struct ScaledFp8 {
+  const char* dtype;
+  double min_cc;             ///< lowest compute capability (major.minor as a number)
+  const char* below_reason;  ///< Transformer Engine's words under min_cc
+  double max_cc;             ///< first compute capability it stops at (0: none)
+  const char* above_reason;  ///< its words from max_cc on
+};
+const std::vector<ScaledFp8>& scaled_fp8() {
+  static const std::vector<ScaledFp8> types = {
+      {"fp8_block", 9.0, "FP8 block scaled GEMM requires compute capability 9.0 or higher and CUDA >= 12.9.", 0, ""},
+      {"mxfp8", 10.0, "Device compute capability 10.0 or higher required for MXFP8 execution.", 12.0,
+       "MXFP8 (for all gemm layouts) is not supported on 12.0+ architectures yet."},
+  };
+  return types;
+}
+const ScaledFp8* find_scaled_fp8(const std::string& dtype) {
+  for (const ScaledFp8& t : scaled_fp8())
+    if (dtype == t.dtype) return &t;
+  return nullptr;
+}
+
+/// Why `gpu` cannot run a block-scaled fp8 GEMM, "" when it can (or its compute capability is
+/// not known).
+std::string scaled_fp8_unavailable(const GpuModel& gpu, const ScaledFp8& t) {
+  if (gpu.compute_capability.empty()) return "";
+  const double cc = std::stod(gpu.compute_capability);
+  if (cc >= t.min_cc && (t.max_cc == 0 || cc < t.max_cc)) return "";
+  return gpu.name + " (compute capability " + gpu.compute_capability + ") has no " + t.dtype +
+         " GEMMs: Transformer Engine: \"" + (cc < t.min_cc ? t.below_reason : t.above_reason) + "\"";
+}
+
 /// The key of GpuModel::math whose rate `dtype` runs at on `gpu`: the tensor-core rate where the
 /// GPU has one, else the vector rate (fp16 and fp64 have both); "" when it has neither.
 std::string math_key(const GpuModel& gpu, const std::string& dtype) {
@@ -36,7 +71,7 @@ std::string math_key(const GpuModel& gpu, const std::string& dtype) {
   if (dtype == "tf32") candidates = {"tf32_tensor"};
   if (dtype == "fp32") candidates = {"fp32"};
   if (dtype == "fp64") candidates = {"fp64_tensor", "fp64"};
-  if (dtype == "fp8") candidates = {"fp8_tensor"};
+  if (dtype == "fp8" || find_scaled_fp8(dtype)) candidates = {"fp8_tensor"};
   if (dtype == "int8") candidates = {"int8_tensor"};
   for (const std::string& key : candidates) {
     auto it = gpu.math.find(key);
@@ -60,8 +95,12 @@ std::string supported(const GpuModel& gpu, bool sparse) {
 /// timed that recipe on this architecture, else the architecture's bf16 group (the same tiles,
 /// pipeline and clock behaviour, at the dtype's own datasheet peak: an assumption docs/validation.md
 /// lists), else none.
+/// MXFP8, which no table timed, runs with the per-tensor fp8 group: the same fp8 tensor-core
+/// main loop, its block scales applied by the MMA (an assumption docs/llm.md states).
 const KernelConstants& family_constants(const ComputeModel& model, KernelFamily family, const std::string& dtype) {
-  for (const std::string& group : {kernel_group_key(family, dtype), kernel_group_key(family, "bf16")}) {
+  const std::string stand_in = dtype == "mxfp8" ? "fp8" : "bf16";
+  for (const std::string& group :
+       {kernel_group_key(family, dtype), kernel_group_key(family, stand_in), kernel_group_key(family, "bf16")}) {
     auto it = model.kernels.find(group);
     if (it != model.kernels.end()) return it->second;
   }
@@ -103,19 +142,25 @@ AttentionShape attention_shape(const Kernel& kernel) {
 double dtype_size_B(const std::string& dtype) {
   for (const auto& [name, size] : dtype_sizes())
     if (name == dtype) return size;
+  if (find_scaled_fp8(dtype)) return 1;
   throw std::invalid_argument(unknown_name_message("dtype", dtype, dtype_names()));
 }
 
 std::string kernel_unavailable(const GpuModel& gpu, const Kernel& kernel) {
   const std::vector<std::string> names = dtype_names();
-  if (std::find(names.begin(), names.end(), kernel.dtype) == names.end())
+  const ScaledFp8* scaled = find_scaled_fp8(kernel.dtype);
+  if (!scaled && std::find(names.begin(), names.end(), kernel.dtype) == names.end())
     return unknown_name_message("dtype", kernel.dtype, names) + " (" + gpu.name +
            " runs dense: " + supported(gpu, false) + ")";
   if (kernel.kind == Kernel::Kind::memory) return "";  // streaming needs no math rate
+  if (scaled && kernel.kind != Kernel::Kind::gemm)
+    return std::string(scaled->dtype) + " is a GEMM recipe, not a convolution or attention type";
+  if (scaled && kernel.sparse) return std::string(scaled->dtype) + " GEMMs have no 2:4 sparse path";
   std::string key = math_key(gpu, kernel.dtype);
   if (key.empty())
     return gpu.name + " has no math for " + kernel.dtype + " (dense: " + supported(gpu, false) +
            "; 2:4 sparse math: " + supported(gpu, true) + ")";
+  if (scaled) return scaled_fp8_unavailable(gpu, *scaled);
   if (kernel.sparse && gpu.math.at(key).sparse_flops_per_s <= 0)
     return gpu.name + " has no 2:4 sparse math for " + kernel.dtype + " (2:4 sparse math: " + supported(gpu, true) +
            "; dense: " + supported(gpu, false) + ")";

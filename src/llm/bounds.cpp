@@ -97,7 +97,7 @@ double micro_batch_floor_s(const TransformerSpec& model, const LlmLayout& L, con
   double by_kind[2] = {-1, -1};  // dense, MoE: layers of one kind cost the same
   for (int l = 0; l < model.layers; ++l) {
     double& kind = by_kind[model.is_moe_layer(l) ? 1 : 0];
-    if (kind < 0) kind = pass_floor(layer_kernels(model, L, l), true);
+    if (kind < 0) kind = pass_floor(layer_kernels(model, L, l, &gpu), true);
     total += kind;
   }
   return total + pass_floor(embedding_kernels(model, L), false) + pass_floor(head_kernels(model, L), false);

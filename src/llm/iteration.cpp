@@ -90,6 +90,7 @@ struct LlmIteration::Impl {
   // time; DeepSpeed ZeRO-3 in buckets, so a layer larger than a bucket takes several.
   double gathers_per_layer = 1, reduces_per_layer = 1;
   DpLayout dp;  // Megatron-Core's buckets (zero 0 and 1)
+  double dp_bucket_params = 0;
 
   Impl(const Topology& t, const Catalog& c, const TransformerSpec& m, const LlmLayout& l, LlmOptions o)
       : topology(t), catalog(c), model(m), L(l), options(std::move(o)), placement(l, options.order), types(llm_types(l)) {}
@@ -143,7 +144,7 @@ struct LlmIteration::Impl {
     const double dp_sm_share = sm_share(c.dp_channels);
     const double tp_layer = L.tp == 1 ? 0 : L.sp ? 2 * (tp_ag + tp_rs) : 2 * tp_ar;
     auto layer_cost = [&](int layer, PassCost& f, PassCost& b) {
-      TimedLayer t = time(layer_kernels(model, L, layer));
+      TimedLayer t = time(layer_kernels(model, L, layer, &topology.gpu_model(0)));
       LayerComm lc = layer_comm(model, L, layer);
       f.compute += t.fwd_s;
       // Full recomputation runs the layer's forward again; selective, the attention core (inside
@@ -429,9 +430,9 @@ LlmIteration::LlmIteration(const Topology& topology, const Catalog& catalog, con
   const int stage0_layers = static_cast<int>(stage_layers(model, layout, 0).size());
   if (I.megatron_dp()) {
     const ShardingModel& ddp = catalog.sharding("megatron-core-ddp", model.where);
-    I.dp = dp_layout(model, layout,
-                     ddp_bucket_params(layout.ddp_bucket_params, ddp.reduce_bucket_params, ddp.reduce_bucket_params_per_rank,
-                                       layout.dp * layout.cp));
+    I.dp_bucket_params = ddp_bucket_params(layout.ddp_bucket_params, ddp.reduce_bucket_params,
+                                           ddp.reduce_bucket_params_per_rank, layout.dp * layout.cp);
+    I.dp = dp_layout(model, layout, I.dp_bucket_params);
   }
   I.build_gradient(stage0, stage0.dense / std::max(1, stage0_layers), stage0_layers);
   ReplayOptions replay;
@@ -554,6 +555,13 @@ LlmResult LlmIteration::run(const std::vector<Runner*>& runners) {
   out.bubble_s = without_p2p.end_s[static_cast<std::size_t>(critical)] - busy;
   out.pp_s = with_p2p.end_s[static_cast<std::size_t>(critical)] - without_p2p.end_s[static_cast<std::size_t>(critical)];
   out.dp_s += reduce_exposed + gather_exposed;
+  if (I.megatron_dp()) {
+    out.dp_bucket_params = I.dp_bucket_params;
+    out.dp_first_chunk_buckets = I.dp.dense.empty() ? 0 : static_cast<int>(I.dp.dense.front().buckets.size());
+    out.dp_gradient_type = I.types.gradient_nccl;
+    out.dp_reduce_exposed_s = reduce_exposed;
+    out.dp_gather_exposed_s = gather_exposed;
+  }
   out.optimizer_s = optimizer_s;
   out.iteration_s = iteration_s;
 
@@ -567,11 +575,12 @@ LlmResult LlmIteration::run(const std::vector<Runner*>& runners) {
 
 const TraceSpec& LlmIteration::steady_window() const { return impl_->steady; }
 const TraceSpec& LlmIteration::gradient_window() const { return impl_->gradient; }
+const DpLayout& LlmIteration::data_parallel() const { return impl_->dp; }
 
 LlmResult simulate_iteration(const Topology& topology, const Catalog& catalog, const TransformerSpec& model,
                              const LlmLayout& layout, const LlmOptions& options, IterationWindows* windows) {
   LlmIteration iteration(topology, catalog, model, layout, options);
-  if (windows) *windows = {iteration.steady_window(), iteration.gradient_window()};
+  if (windows) *windows = {iteration.steady_window(), iteration.gradient_window(), iteration.data_parallel()};
   Simulator simulator;
   std::vector<std::unique_ptr<PlatformRunner>> owned;
   std::vector<Runner*> runners;

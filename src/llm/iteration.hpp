@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "llm/bounds.hpp"
+#include "llm/data_parallel.hpp"
 #include "llm/layout.hpp"
 #include "llm/transformer_math.hpp"
 #include "model/catalog.hpp"
@@ -50,6 +51,13 @@ struct LlmResult {
   /// Each simulated communication: name -> seconds (one instance, under its window's traffic).
   std::map<std::string, double> comm_s;
   std::string algorithms;      ///< NCCL's choices in the windows
+  /// Megatron-Core's data parallelism (zero 0 and 1; docs/llm.md): its bucket in parameters,
+  /// the buckets of stage 0's first chunk, the gradients' NCCL type, and what the reductions
+  /// add after the critical rank's last backward and the all-gathers before the first forward.
+  double dp_bucket_params = 0;
+  int dp_first_chunk_buckets = 0;
+  std::string dp_gradient_type;
+  double dp_reduce_exposed_s = 0, dp_gather_exposed_s = 0;
   LlmBounds floors;            ///< what the layout cannot beat (src/llm/bounds.hpp); iteration_s >= floors.iteration_s()
 };
 
@@ -73,6 +81,8 @@ class LlmIteration {
   /// first two stages) and the gradient window (stage 0's data-parallel collectives).
   const TraceSpec& steady_window() const;
   const TraceSpec& gradient_window() const;
+  /// Megatron-Core's gradient buffers and buckets (empty under ZeRO-2/3 and FSDP).
+  const DpLayout& data_parallel() const;
 
  private:
   struct Impl;
@@ -82,6 +92,7 @@ class LlmIteration {
 /// The traces of an iteration's two simulated windows (what `train --emit-chakra` writes from).
 struct IterationWindows {
   TraceSpec steady, gradient;
+  DpLayout data_parallel;  ///< Megatron-Core's buffers and buckets (zero 0 and 1)
 };
 
 /// One iteration of `model` under `layout` (resolved) on `topology`, in a Simulator of its own

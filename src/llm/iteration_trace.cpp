@@ -91,8 +91,9 @@ struct Writer {
     return {last, last_forward};
   }
 
-  // Stage p's copy of stage 0's data-parallel collectives, its optimizer step, its all-gather.
-  void add_step(int p, const std::pair<std::string, std::string>& passes, const TraceSpec& gradient) {
+  // Stage p's data-parallel collectives: each of its chunks' buckets (dp_layout()), the size's
+  // collective as stage 0's gradient window simulated it; its optimizer step; its all-gathers.
+  void add_step(int p, const std::pair<std::string, std::string>& passes, const TraceSpec& gradient, const DpLayout& dp) {
     const std::string reduce_after = L.overlap_grad_reduce ? passes.second : passes.first;
     const std::string step = "optimizer.pp" + std::to_string(p);
     std::map<std::string, std::string> renamed;  // stage 0's group -> stage p's
@@ -105,19 +106,41 @@ struct Writer {
       t.groups.push_back(copy);
     }
     std::vector<std::string> before_step;
-    for (const TraceOp& op : gradient.ops) {
-      if (op.kind != TraceOp::Kind::collective || renamed.count(op.group) == 0) continue;  // tensor traffic: in the passes
-      TraceOp c = op;
-      c.group = renamed.at(op.group);
-      c.name = c.group + op.name.substr(op.name.rfind('.'));
-      c.stream = "comm";
-      const bool gather = ends_with(op.name, ".ag");
-      c.after = {gather ? step : reduce_after};
-      if (!gather) before_step.push_back(c.name);
-      t.ops.push_back(std::move(c));
+    std::vector<TraceOp> gathers;  // after every reduction on the stream: they wait for the step
+    for (const auto& [group, name] : renamed) {
+      const std::vector<DpBuffer>& buffers = starts_with(group, "edp.") ? dp.experts : dp.dense;
+      // The collectives of one size: "<group>.s<k>.rs" (or .ar) and "<group>.s<k>.ag".
+      auto of_size = [&](int k, const std::string& suffix) -> const TraceOp* {
+        const std::string wanted = group + ".s" + std::to_string(k) + suffix;
+        for (const TraceOp& op : gradient.ops)
+          if (op.name == wanted) return &op;
+        return nullptr;
+      };
+      for (int c = L.vp - 1; c >= 0; --c) {
+        const int v = c * L.pp + p;
+        const DpBuffer& buffer = buffers[static_cast<std::size_t>(v)];
+        for (std::size_t j = 0; j < buffer.buckets.size(); ++j)
+          for (const char* suffix : {".rs", ".ar", ".ag"}) {
+            const TraceOp* op = of_size(buffer.buckets[j], suffix);
+            if (op == nullptr) continue;
+            TraceOp copy = *op;
+            copy.group = name;
+            copy.name = name + ".v" + std::to_string(v) + ".b" + std::to_string(j) + suffix;
+            copy.stream = "comm";
+            const bool gather = std::string(suffix) == ".ag";
+            copy.after = {gather ? step : reduce_after};
+            if (gather) {
+              gathers.push_back(std::move(copy));
+              continue;
+            }
+            before_step.push_back(copy.name);
+            t.ops.push_back(std::move(copy));
+          }
+      }
     }
     before_step.push_back(passes.first);
     t.ops.push_back(timed(step, r.optimizer_s, stage_ranks(p), before_step));
+    for (TraceOp& gather : gathers) t.ops.push_back(std::move(gather));
   }
 };
 
@@ -132,7 +155,7 @@ TraceSpec iteration_trace(const LlmLayout& L, const DimOrder& order, const LlmRe
   if (L.pp > 1 && !(w.pp_B > 0)) throw std::logic_error("iteration_trace: a pipeline without its sends' size");
   w.t.ranks = L.gpus();
   w.t.description = "topsim train iteration";
-  for (int p = 0; p < L.pp; ++p) w.add_step(p, w.add_rank(p), windows.gradient);
+  for (int p = 0; p < L.pp; ++p) w.add_step(p, w.add_rank(p), windows.gradient, windows.data_parallel);
   return w.t;
 }
 

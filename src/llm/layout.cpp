@@ -215,6 +215,9 @@ LlmLayout resolve_layout(const TransformerSpec& m, LlmLayout L, int gpus) {
   require(L.zero >= 0 && L.zero <= 3, "--zero must be 0, 1, 2 or 3, got " + n(L.zero));
   require(L.precision == "bf16" || L.precision == "fp16" || L.precision == "fp8",
           "--precision '" + L.precision + "': expected bf16, fp16 or fp8");
+  require(L.precision == "fp8" || L.fp8_recipe == "delayed",
+          "fp8 recipe '" + L.fp8_recipe + "' needs precision fp8 (the recipe scales fp8 GEMMs; precision is " +
+              L.precision + ")");
   return L;
 }
 

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 
+#include "llm/fp8_kernels.hpp"
 #include "util/error.hpp"
 #include "util/text.hpp"
 
@@ -333,9 +334,9 @@ void read_precision(const Given& g, LlmLayout& L) {
     L.precision = "fp8";
   }
   if (g.text("--fp8-recipe") == std::string("custom"))
-    throw UsageError("--fp8-recipe custom: a quantization recipe of the user's own, which topsim does not model (it models "
-                     "delayed, tensorwise, blockwise and mxfp8)");
-  L.fp8_recipe = g.choice("--fp8-recipe", {"delayed", "tensorwise", "blockwise", "mxfp8"}).value_or(L.fp8_recipe);
+    throw UsageError("--fp8-recipe custom: a quantization recipe of the user's own, which topsim does not model (it models " +
+                     join(fp8_recipes(), ", ") + ")");
+  L.fp8_recipe = g.choice("--fp8-recipe", fp8_recipes()).value_or(L.fp8_recipe);
   // The reduce's type follows from these as in Megatron (llm_types(): fp32 under bf16 unless
   // --grad-reduce-in-bf16, arguments.py:1204-1217); bf16 main gradients leave it bf16 there too.
   L.grad_reduce_in_fp32 = g.flag("--accumulate-allreduce-grads-in-fp32");

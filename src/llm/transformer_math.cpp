@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "llm/fp8_kernels.hpp"
 #include "llm/layout.hpp"  // stage_layers: the one map from a stage to its layers
 
 namespace topsim {
@@ -164,7 +165,8 @@ LlmTypes llm_types(const LlmLayout& L) {
   const std::string& precision = L.precision;
   LlmTypes t;
   if (precision == "bf16" || precision == "fp8") {
-    t.gemm_dtype = precision;
+    // fp8: the recipe's GEMM (per-tensor, 128-block or MX scaled; llm/fp8_kernels.hpp).
+    t.gemm_dtype = precision == "fp8" ? fp8_gemm_dtype(L.fp8_recipe) : precision;
     t.other_dtype = "bf16";
     const bool fp32 = !L.grad_reduce_in_bf16;
     t.gradient_B = dtype_size_B(fp32 ? "fp32" : "bf16");
@@ -180,9 +182,9 @@ LlmTypes llm_types(const LlmLayout& L) {
   return t;
 }
 
-LayerKernels layer_kernels(const TransformerSpec& m, const LlmLayout& L, int layer) {
+LayerKernels layer_kernels(const TransformerSpec& m, const LlmLayout& L, int layer, const GpuModel* gpu) {
   const LlmTypes types = llm_types(L);
-  const std::string& g = types.gemm_dtype;
+  const std::string& g = types.gemm_dtype;  // under fp8 the recipe's; its casts come at the end
   const std::string& o = types.other_dtype;
   const double e_B = types.activation_B;
   const double s = double(L.seq_len) / L.cp;            // this rank's tokens of one sequence
@@ -220,6 +222,7 @@ LayerKernels layer_kernels(const TransformerSpec& m, const LlmLayout& L, int lay
     add_gemm(out, "fc2", tokens, h, f, g);
   }
   add_elementwise(out, "residual2", replicated * h, 3, e_B, o);
+  add_fp8_casts(out, L, gpu);
   return out;
 }
 
@@ -238,7 +241,9 @@ LayerKernels head_kernels(const TransformerSpec& m, const LlmLayout& L) {
   const double v = double(m.vocab) / L.tp;
   LayerKernels out;
   add_elementwise(out, "final_norm", tokens / (L.sp ? L.tp : 1) * m.hidden, 2, types.activation_B, types.other_dtype);
-  // Megatron keeps the LM head in 16-bit under fp8 (Transformer Engine leaves it out).
+  // Megatron keeps the LM head in 16-bit under fp8: a tensor_parallel.ColumnParallelLinear, not a
+  // Transformer Engine module, unless fp8_output_proj (default False) under mxfp8
+  // (models/gpt/gpt_model.py:272-277, transformer_config.py:635, fp8_utils.py:730-745@Megatron-LM@d98e8a64ddf3).
   add_gemm(out, "lm_head", tokens, v, m.hidden, types.other_dtype);
   // Vocab-parallel cross-entropy in fp32: read the 16-bit logits, write and read them as fp32.
   const double fp32_B = dtype_size_B("fp32");

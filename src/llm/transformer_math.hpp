@@ -56,7 +56,7 @@ struct LayerKernels {
 
 /// The math type of the layout's GEMMs ("fp8" GEMMs under fp8) and of everything else.
 struct LlmTypes {
-  std::string gemm_dtype;     ///< bf16, fp16 or fp8
+  std::string gemm_dtype;     ///< bf16, fp16, or under fp8 the recipe's: fp8, fp8_block or mxfp8
   std::string other_dtype;    ///< bf16 or fp16: attention, activations
   double activation_B = 0;    ///< bytes of one activation element
   double gradient_B = 0;      ///< bytes of one gradient element as data parallelism reduces it
@@ -71,7 +71,9 @@ LlmTypes llm_types(const LlmLayout& layout);
 /// Transformer layer `layer` on one rank: GEMMs split by tp (columns of QKV and fc1, rows of the
 /// projections), tokens split by cp (and by tp for norms and residuals under sp), experts of MoE
 /// layers not tensor-split (each EP rank runs its tokens' share of the routed experts).
-LayerKernels layer_kernels(const TransformerSpec& model, const LlmLayout& layout, int layer);
+/// `gpu` (may be null) tells fp8 casts whether the GPU's fp8 GEMMs need transposed copies
+/// (llm/fp8_kernels.hpp).
+LayerKernels layer_kernels(const TransformerSpec& model, const LlmLayout& layout, int layer, const GpuModel* gpu = nullptr);
 /// The embedding lookup (first stage) and the LM head with its cross-entropy (last stage).
 LayerKernels embedding_kernels(const TransformerSpec& model, const LlmLayout& layout);
 LayerKernels head_kernels(const TransformerSpec& model, const LlmLayout& layout);

@@ -196,6 +196,7 @@ double llm_prediction(const ValidationRow& row, const EvaluationInputs& inputs, 
     check_group_domains(t, layout, options.order, row.topology);
     options.nccl = row.nccl;
     LlmResult r = simulate_iteration(t, catalog, model, layout, options);
+    result.data_parallel = layout.dp;
     result.detail = "tp" + std::to_string(layout.tp) + " pp" + std::to_string(layout.pp) + " dp" + std::to_string(layout.dp) +
                     (layout.uneven() ? " split " + describe_layer_split(model, layout) : "") + ", " +
                     std::to_string(r.nodes) + " servers";

@@ -43,7 +43,8 @@ std::string serialize(const std::vector<ValidationResult>& results) {
     std::vector<std::string> things(r.things.begin(), r.things.end());
     out += "R\t" + std::string(r.evaluated ? "1" : "0") + "\t" + exact_text(r.predicted) + "\t" + escape(r.quantity) + "\t" +
            escape(r.detail) + "\t" + escape(join(things, ",")) + "\t" +
-           escape(r.accuracy_class) + "\t" + (r.nccl_predicted ? exact_text(*r.nccl_predicted) : std::string("-")) + "\n";
+           escape(r.accuracy_class) + "\t" + (r.nccl_predicted ? exact_text(*r.nccl_predicted) : std::string("-")) + "\t" +
+           std::to_string(r.data_parallel) + "\n";
   }
   return out;
 }
@@ -54,7 +55,7 @@ std::vector<ValidationResult> parse_child(const std::vector<ValidationRow>& rows
   std::string line;
   while (std::getline(lines, line)) {
     std::vector<std::string> f = split(line, '\t');
-    if (f.size() != 8 || f[0] != "R" || results.size() >= rows.size())
+    if (f.size() != 9 || f[0] != "R" || results.size() >= rows.size())
       throw std::runtime_error("a prediction's child process wrote an unexpected line: " + line);
     ValidationResult r;
     r.row = rows[results.size()];
@@ -67,6 +68,7 @@ std::vector<ValidationResult> parse_child(const std::vector<ValidationRow>& rows
       if (!thing.empty()) r.things.insert(thing);
     r.accuracy_class = unescape(f[6]);
     if (f[7] != "-") r.nccl_predicted = std::strtod(f[7].c_str(), nullptr);
+    r.data_parallel = std::atoi(f[8].c_str());
     results.push_back(r);
   }
   if (results.size() != rows.size())

@@ -32,6 +32,45 @@ AccuracySummary accuracy_of(const std::vector<double>& errors) {
   return s;
 }
 
+ScaleTrend llm_error_by_data_parallel(const std::vector<ValidationResult>& results) {
+  // Band edges in data-parallel ranks: [1], [2, 16), [16, 64), [64, 256), [256, inf).
+  const std::vector<std::pair<int, std::string>> bands = {{1, "dp 1"}, {2, "dp 2-15"}, {16, "dp 16-63"}, {64, "dp 64-255"}, {256, "dp 256+"}};
+  std::vector<std::vector<double>> errors(bands.size());
+  std::vector<std::pair<double, double>> points;  // (log2 dp, signed speed error)
+  std::vector<std::vector<double>> speed(bands.size());
+  for (const ValidationResult& r : results) {
+    if (!r.evaluated || r.row.role != "check" || r.data_parallel < 1 || !r.error_cross) continue;
+    std::size_t band = 0;
+    while (band + 1 < bands.size() && r.data_parallel >= bands[band + 1].first) ++band;
+    errors[band].push_back(*r.error_cross);
+    // Signed as speed: a time metric predicted short is a prediction too fast.
+    const double e = *r.error_cross;
+    points.emplace_back(std::log2(double(r.data_parallel)), r.row.metric == "iteration_s" ? -e / (1 + e) : e);
+    speed[band].push_back(points.back().second);
+  }
+  ScaleTrend t;
+  t.rows = static_cast<int>(points.size());
+  for (std::size_t b = 0; b < bands.size(); ++b) {
+    if (errors[b].empty()) continue;
+    AccuracySummary a = accuracy_of(errors[b]);
+    a.quantity = bands[b].second;
+    t.bands.push_back(a);
+    double sum = 0;
+    for (double e : speed[b]) sum += e;
+    t.mean_signed_error.push_back(sum / double(errors[b].size()));
+  }
+  if (points.size() >= 2) {
+    double mx = 0, my = 0;
+    for (const auto& [x, y] : points) mx += x, my += y;
+    mx /= double(points.size());
+    my /= double(points.size());
+    double sxy = 0, sxx = 0;
+    for (const auto& [x, y] : points) sxy += (x - mx) * (y - my), sxx += (x - mx) * (x - mx);
+    t.slope_per_doubling = sxx > 0 ? sxy / sxx : 0;
+  }
+  return t;
+}
+
 std::vector<AccuracySummary> summarize(const std::vector<ValidationResult>& results, const std::string& role, bool cross) {
   std::map<std::string, std::vector<double>> errors;
   std::map<std::string, std::pair<double, std::string>> worst;  // |error|, the first row that has it

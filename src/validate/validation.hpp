@@ -30,6 +30,8 @@ struct ValidationResult {
   /// metric; absent where the tuner estimates nothing (p2p operations, copies, workloads). Nothing
   /// in it is fitted, so leaving a source out does not change it.
   std::optional<double> nccl_predicted;
+  /// LLM rows: the data-parallel degree the layout ran (dp); 0 for every other row.
+  int data_parallel = 0;
   /// The models the prediction used, as constant "things" ("gpus:a100", "nccl:ampere",
   /// "links:nvlink3"): a constant of one of them is a constant the prediction used.
   std::set<std::string> things;
@@ -49,6 +51,19 @@ struct AccuracySummary {
 
 /// geomean_error, median_abs_error and worst_abs_error of `errors` (signed or not); 0 for none.
 AccuracySummary accuracy_of(const std::vector<double>& errors);
+
+/// The LLM check rows' cross-validated error against their data-parallel degree (issue 50: the
+/// error must not trend with it): rows in bands of dp (1, 2-15, 16-63, 64-255, 256+), each with
+/// its AccuracySummary (quantity = the band) and its mean signed speed error (+: predicted
+/// faster than measured; a time metric's error turned into its speed's); `slope_per_doubling` is
+/// the least-squares slope of that signed error against log2(dp) over every row.
+struct ScaleTrend {
+  std::vector<AccuracySummary> bands;
+  std::vector<double> mean_signed_error;  ///< per band, speed error
+  double slope_per_doubling = 0;
+  int rows = 0;
+};
+ScaleTrend llm_error_by_data_parallel(const std::vector<ValidationResult>& results);
 
 /// Over the rows of `role` that were simulated, per quantity (in a fixed order) and for all of
 /// them; `cross` takes error_cross (rows without one are left out).
