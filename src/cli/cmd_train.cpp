@@ -1,4 +1,5 @@
-// topsim train MODEL --topology T [layout flags]: one training iteration of a transformer.
+// topsim train MODEL --topology T [layout flags]: one training iteration of a transformer (or
+// train --megatron-args ARGS --topology T: the model and layout from Megatron-LM's arguments).
 #include <filesystem>
 #include <memory>
 
@@ -116,14 +117,19 @@ void add_train_command(CLI::App& app, Context& context) {
   add_layout_options(*train, *args);
   add_layer_split_options(*train, *args);
   add_cross_server_option(*train, *args);
+  auto megatron = std::make_shared<std::string>();
+  add_megatron_option(*train, *megatron);
+  train->get_option("model")->required(false);  // --megatron-args gives the model instead
   auto emit_chakra = std::make_shared<std::string>();
   train->add_option("--emit-chakra", *emit_chakra,
                     "Write the iteration as Chakra ET files PREFIX.<rank>.et, one per rank (docs/chakra.md)");
-  train->callback([args, emit_chakra, &context]() {
+  train->callback([train, args, megatron, emit_chakra, &context]() {
     Format format = parse_format(args->format);
     check_fp8_recipe(*args);
     const Workspace& ws = context.workspace();
-    if (ws.catalog().transformers().count(args->model) == 0) {
+    if (args->model.empty() && megatron->empty())
+      throw UsageError("MODEL is required: a bundled transformer, a model file or an LLM scenario (or --megatron-args)");
+    if (megatron->empty() && ws.catalog().transformers().count(args->model) == 0) {
       std::string path = ws.scenario_path(args->model);
       std::error_code ec;
       if (std::filesystem::is_regular_file(path, ec) && is_llm_scenario_file(path)) {
@@ -132,7 +138,7 @@ void add_train_command(CLI::App& app, Context& context) {
         return;
       }
     }
-    TransformerSpec model = find_transformer(ws, args->model);
+    TransformerSpec model = megatron->empty() ? find_transformer(ws, args->model) : TransformerSpec{};
     if (args->topology.empty()) throw UsageError("--topology is required: the server or cluster to train on");
     LlmOptions options;
     options.order = parse_dim_order(args->order);
@@ -141,9 +147,22 @@ void add_train_command(CLI::App& app, Context& context) {
     args->layout.attention = parse_attention(args->attention);
     int gpus = args->gpus;
     const Topology& topology = training_topology(ws, args->topology, args->scale, args->gpu, gpus);
-    check_fp8_recipe(*args, &topology.gpu_model(0));
-    LlmLayout layout = resolve_layout(model, args->layout, gpus);
-    const std::vector<GroupSpan> spanning = check_group_domains(topology, layout, options.order, args->topology);
+    LlmLayout layout = args->layout;
+    if (!megatron->empty()) {
+      MegatronRun run = megatron_train_run(*train, *args, *megatron, ws.catalog().megatron_arguments(), gpus, topology.gpu_model(0));
+      model = run.model;
+      layout = run.layout;
+    } else {
+      check_fp8_recipe(*args, &topology.gpu_model(0));
+    }
+    std::vector<GroupSpan> spanning;
+    try {
+      layout = resolve_layout(model, layout, gpus);
+      spanning = check_group_domains(topology, layout, options.order, args->topology);
+    } catch (const UsageError& e) {
+      if (megatron->empty()) throw;
+      throw UsageError(std::string("--megatron-args: ") + e.what() + megatron_flag_legend());
+    }
     IterationWindows windows;
     LlmResult r = simulate_iteration(topology, ws.catalog(), model, layout, options, &windows);
     std::string emitted;

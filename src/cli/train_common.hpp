@@ -6,6 +6,7 @@
 
 #include "cli/common.hpp"
 #include "llm/domains.hpp"
+#include "llm/megatron_args.hpp"
 #include "study/train.hpp"
 
 namespace topsim {
@@ -55,6 +56,21 @@ void add_data_parallel_options(CLI::App& command, TrainArgs& args);
 /// --first-stage-layers, --last-stage-layers, --account-for-embedding, --account-for-loss (both
 /// commands: train splits by them; plan, given any, takes that split for every layout).
 void add_layer_split_options(CLI::App& command, TrainArgs& args);
+
+/// --megatron-args "ARGS" | @FILE (train; cli/megatron_options.cpp).
+void add_megatron_option(CLI::App& command, std::string& text);
+/// The model and layout of --megatron-args on `gpus` GPUs. UsageError when MODEL or a layout flag
+/// of `command` is given beside it (one source of truth: only the target options --topology,
+/// --gpus, --nodes, --nic, --nics-per-node, --gpu, --nccl, --format, --emit-chakra and
+/// --allow-cross-server-tp may be), or when the arguments are refused (llm/megatron_args.hpp).
+/// `gpu` must run the fp8 recipe given (fp8_recipe_unavailable()). Writes the arguments topsim
+/// does not model in one line to stderr.
+MegatronRun megatron_train_run(const CLI::App& command, const TrainArgs& args, const std::string& text,
+                               const MegatronArgumentTable& table, int gpus, const GpuModel& gpu);
+
+/// "; topsim's --tp is Megatron's --tensor-model-parallel-size, ...": what the layout checks'
+/// messages (which name topsim's flags) say in Megatron's words.
+std::string megatron_flag_legend();
 
 Recompute parse_recompute(const std::string& text);
 Attention parse_attention(const std::string& text);

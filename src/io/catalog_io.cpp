@@ -404,6 +404,8 @@ void add_catalog_text(Catalog& catalog, const std::string& text, const std::stri
   read_section(catalog, file, "optimizers", read_optimizer);
   read_section(catalog, file, "parameter_sharding", read_sharding);
   read_section(catalog, file, "transformers", read_transformer);
+  if (const Json* megatron = file.optional("megatron_arguments"))
+    catalog.set_megatron_arguments(read_megatron_arguments(*megatron, file.at("megatron_arguments")));
   file.finish();
 }
 

@@ -137,6 +137,8 @@ Model read_model(const std::string& name, const Json& value, const SourceRef& wh
 ComputeModel read_compute(const std::string& name, const Json& value, const SourceRef& where);
 Network read_network(const std::string& name, const Json& value, const SourceRef& where);
 TransformerSpec read_transformer(const std::string& name, const Json& value, const SourceRef& where);
+/// models/megatron.json's "megatron_arguments" (io/megatron_args_io.cpp).
+MegatronArgumentTable read_megatron_arguments(const Json& value, const SourceRef& where);
 /// A training layout object (validation rows, LLM scenarios): the keys of LlmLayout by their
 /// snake_case names; absent ones keep LlmLayout's defaults.
 LlmLayout read_llm_layout(const Json& value, const SourceRef& where, const LlmLayout& base = {});

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 namespace topsim {
 
@@ -63,20 +64,46 @@ namespace topsim {
 
 namespace {
 
-int size_index(std::vector<double>& sizes, double params) {
-  for (std::size_t i = 0; i < sizes.size(); ++i)
-    if (std::abs(sizes[i] - params) <= 1e-9 * params) return static_cast<int>(i);
-  sizes.push_back(params);
-  return static_cast<int>(sizes.size()) - 1;
+// The distinct sizes to simulate, largest first: a size within a factor of 2 below a simulated
+// one of at least `scaled_from` parameters runs as that one, scaled.
+std::vector<double> simulated_sizes(std::vector<double> raw, double scaled_from) {
+  std::sort(raw.begin(), raw.end(), std::greater<double>());
+  std::vector<double> sizes;
+  for (double params : raw) {
+    if (!sizes.empty()) {
+      const double last = sizes.back();
+      if (std::abs(last - params) <= 1e-9 * params) continue;
+      if (scaled_from > 0 && params >= scaled_from && params >= last / 2) continue;
+    }
+    sizes.push_back(params);
+  }
+  return sizes;
 }
 
-DpBuffer make_buffer(const ChunkParams& params, double bucket_params, std::vector<double>& sizes) {
+// The simulated size a bucket of `params` runs as: the smallest at least as large (within 1e-9).
+int size_of(const std::vector<double>& sizes, double params) {
+  for (std::size_t i = sizes.size(); i-- > 0;)
+    if (sizes[i] >= params * (1 - 1e-9)) return static_cast<int>(i);
+  return 0;
+}
+
+DpBuffer make_buffer(const ChunkParams& params, double bucket_params) {
   DpBuffer b;
   b.params = params;
   const std::vector<double> buckets = split_buckets(params.total(), bucket_params);
   b.bucketed = buckets.size() > 1;
-  for (double size : buckets) b.buckets.push_back(size_index(sizes, size));
+  for (double size : buckets) b.scale.push_back(size);  // the bucket's parameters until sized
   return b;
+}
+
+// Each bucket's index into `sizes` and its scale.
+void size_buffers(std::vector<DpBuffer>& buffers, const std::vector<double>& sizes) {
+  for (DpBuffer& b : buffers)
+    for (double& params : b.scale) {
+      const int k = size_of(sizes, params);
+      b.buckets.push_back(k);
+      params /= sizes[static_cast<std::size_t>(k)];
+    }
 }
 
 // One buffer's collectives on one rank, launched as Megatron-Core launches them.
@@ -84,10 +111,11 @@ void add_reduces(std::vector<StreamOp>& ops, const DpBuffer& b, const std::vecto
                  const std::vector<double>& durations, double launch_s, double backward_start_s, double backward_s,
                  double head_s) {
   double walked = 0;
-  for (int k : b.buckets) {
-    walked += sizes[static_cast<std::size_t>(k)];
+  for (std::size_t j = 0; j < b.buckets.size(); ++j) {
+    const std::size_t k = static_cast<std::size_t>(b.buckets[j]);
+    walked += sizes[k] * b.scale[j];
     const double ready = b.bucketed ? backward_start_s + backward_ready_s(b.params, walked, backward_s, head_s) : launch_s;
-    ops.push_back({ready, durations[static_cast<std::size_t>(k)]});
+    ops.push_back({ready, durations[k] * b.scale[j]});
   }
 }
 
@@ -103,10 +131,11 @@ std::vector<GatherOp> gathers(const LlmLayout& L, const std::vector<DpBuffer>& b
     const DpBuffer& b = buffers[v];
     const double start = pipeline.first_forward_start_s[v];
     double walked = 0;
-    for (auto k = b.buckets.rbegin(); k != b.buckets.rend(); ++k) {
+    for (std::size_t j = b.buckets.size(); j-- > 0;) {
+      const std::size_t k = static_cast<std::size_t>(b.buckets[j]);
       GatherOp op;
       op.need_s = start + forward_need_s(b.params, walked, forward_s[v]);
-      op.duration_s = durations[static_cast<std::size_t>(*k)];
+      op.duration_s = durations[k] * b.scale[j];
       if (!L.overlap_param_gather) {
         op.at_start = true;  // synchronous after the optimizer step: all before the forward
         op.need_s = 0;
@@ -118,9 +147,9 @@ std::vector<GatherOp> gathers(const LlmLayout& L, const std::vector<DpBuffer>& b
       } else {
         // Each bucket's pre-hook dispatches the next once its own is done; a chunk's first is
         // dispatched by its own pre-hook (distributed_data_parallel.py:476-540).
-        op.dispatch_s = k == b.buckets.rbegin() ? op.need_s : ops.back().need_s;
+        op.dispatch_s = j + 1 == b.buckets.size() ? op.need_s : ops.back().need_s;
       }
-      walked += sizes[static_cast<std::size_t>(*k)];
+      walked += sizes[k] * b.scale[j];
       ops.push_back(op);
     }
   }
@@ -136,15 +165,21 @@ double gather_exposed(const std::vector<GatherOp>& ops, double sm_share) {
 
 }  // namespace
 
-DpLayout dp_layout(const TransformerSpec& model, const LlmLayout& L, double bucket_params) {
+DpLayout dp_layout(const TransformerSpec& model, const LlmLayout& L, double bucket_params, double scaled_from_params) {
   DpLayout out;
   const int stages = L.pp * L.vp;
   for (int v = 0; v < stages; ++v) {
     const StageParams p = virtual_stage_params(model, L, v);
     // Bucketing only on the first pipeline rank's first chunk, and only with overlap.
     const double bucket = L.overlap_grad_reduce && v == 0 ? bucket_params : 0;
-    out.dense.push_back(make_buffer(ChunkParams{p.head, p.layers, p.embedding}, bucket, out.dense_sizes));
-    out.experts.push_back(make_buffer(ChunkParams{0, p.experts, 0}, bucket, out.expert_sizes));
+    out.dense.push_back(make_buffer(ChunkParams{p.head, p.layers, p.embedding}, bucket));
+    out.experts.push_back(make_buffer(ChunkParams{0, p.experts, 0}, bucket));
+  }
+  for (auto [buffers, sizes] : {std::pair{&out.dense, &out.dense_sizes}, std::pair{&out.experts, &out.expert_sizes}}) {
+    std::vector<double> raw;
+    for (const DpBuffer& b : *buffers) raw.insert(raw.end(), b.scale.begin(), b.scale.end());
+    *sizes = simulated_sizes(raw, scaled_from_params);
+    size_buffers(*buffers, *sizes);
   }
   return out;
 }

@@ -74,6 +74,9 @@ double gather_wait_s(const std::vector<GatherOp>& ops);
 struct DpBuffer {
   ChunkParams params;
   std::vector<int> buckets;
+  /// Per bucket: its parameters over its size's (1 unless the bucket runs as a scaled copy of a
+  /// larger simulated size; dp_layout()).
+  std::vector<double> scale;
   bool bucketed = false;  ///< several buckets, each launched when the backward completes it
 };
 
@@ -87,7 +90,12 @@ struct DpLayout {
 /// Buckets as Megatron-Core makes them: `bucket_params` (ddp_bucket_params()) on the first
 /// pipeline rank's first model chunk when gradient reduction overlaps; one bucket per buffer
 /// otherwise (distributed_data_parallel.py:135-171, training.py:2504-2515).
-DpLayout dp_layout(const TransformerSpec& model, const LlmLayout& layout, double bucket_params);
+/// Sizes of at least `scaled_from_params` parameters run as the largest size within a factor of
+/// 2 above them, their time scaled by their parameters (bandwidth-bound collectives take time in
+/// proportion to their bytes; the latency term they share is microseconds of hundreds of ms),
+/// so that a layout's chunks of nearly one size cost one simulated collective, not one each.
+DpLayout dp_layout(const TransformerSpec& model, const LlmLayout& layout, double bucket_params,
+                   double scaled_from_params = 0);
 
 /// What data parallelism adds on one pipeline rank after its last backward, and what the
 /// parameter all-gathers delay the next iteration's first forward.

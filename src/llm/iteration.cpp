@@ -40,6 +40,11 @@ struct CommTimes {
 // GPUs the steady window's sends may join (the engine's limit on pair routes is 4096).
 constexpr int kPairGpus = 2048;
 
+// Data-parallel gradient collectives of at least this many bytes run as a simulated one up to
+// twice their size, scaled by bytes (dp_layout()): from 64 MiB NCCL's ring/simple is bandwidth
+// bound (docs/nccl.md), so the shared latency is microseconds of a collective of milliseconds.
+constexpr double kScaledFromB = 64.0 * 1024 * 1024;
+
 // The slowest instance of every op whose name starts with `prefix` and ends with `suffix`.
 double slowest(const ReplayResult& r, const std::string& prefix, const std::string& suffix) {
   double worst = 0;
@@ -453,7 +458,7 @@ LlmIteration::LlmIteration(const Topology& topology, const Catalog& catalog, con
     const ShardingModel& ddp = catalog.sharding("megatron-core-ddp", model.where);
     I.dp_bucket_params = ddp_bucket_params(layout.ddp_bucket_params, ddp.reduce_bucket_params,
                                            ddp.reduce_bucket_params_per_rank, layout.dp * layout.cp);
-    I.dp = dp_layout(model, layout, I.dp_bucket_params);
+    I.dp = dp_layout(model, layout, I.dp_bucket_params, kScaledFromB / I.types.gradient_B);
   }
   I.build_gradient(stage0, stage0.dense / std::max(1, stage0_layers), stage0_layers);
   ReplayOptions replay;

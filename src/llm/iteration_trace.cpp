@@ -124,6 +124,7 @@ struct Writer {
             const TraceOp* op = of_size(buffer.buckets[j], suffix);
             if (op == nullptr) continue;
             TraceOp copy = *op;
+            copy.size_B *= buffer.scale[j];
             copy.group = name;
             copy.name = name + ".v" + std::to_string(v) + ".b" + std::to_string(j) + suffix;
             copy.stream = "comm";

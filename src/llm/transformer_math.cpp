@@ -349,19 +349,14 @@ RankParams layer_rank_params(const TransformerSpec& m, const LlmLayout& L, int l
 }  // namespace
 
 RankParams rank_params(const TransformerSpec& m, const LlmLayout& L, int stage) {
+  // The rank's chunks: virtual stages chunk x pp + stage (the embedding on the first, the head on
+  // the last).
   RankParams p;
-  for (int layer : stage_layers(m, L, stage)) {
-    const RankParams l = layer_rank_params(m, L, layer);
-    p.dense += l.dense;
-    p.experts += l.experts;
+  for (int chunk = 0; chunk < L.vp; ++chunk) {
+    const StageParams v = virtual_stage_params(m, L, chunk * L.pp + stage);
+    p.dense += v.dense();
+    p.experts += v.experts;
   }
-  const double table = double(m.vocab) * m.hidden / L.tp;
-  if (stage == 0) p.dense += table;
-  // The last stage holds the LM head; tied, with pp > 1 it holds a copy of the embedding (Megatron
-  // syncs the two copies' gradients), so the count is the same; with pp 1 the head is the
-  // embedding's own weight (Megatron-Core allocates no output weight then).
-  const bool head_is_embedding = m.tied_embeddings && L.pp == 1;
-  if (stage == L.pp - 1) p.dense += (head_is_embedding ? 0 : table) + m.hidden;
   return p;
 }
 
@@ -372,8 +367,10 @@ StageParams virtual_stage_params(const TransformerSpec& m, const LlmLayout& L, i
     p.layers += l.dense;
     p.experts += l.experts;
   }
-  // As rank_params(): the embedding on the first virtual stage, the head (or the tied copy) and
-  // the final norm on the last.
+  // The embedding on the first virtual stage; the LM head and the final norm on the last. Tied,
+  // with pp > 1 the last stage holds a copy of the embedding (Megatron syncs the two copies'
+  // gradients), so the count is the same; with pp 1 the head is the embedding's own weight
+  // (Megatron-Core allocates no output weight then).
   const double table = double(m.vocab) * m.hidden / L.tp;
   if (virtual_stage == 0) p.embedding = table;
   const bool head_is_embedding = m.tied_embeddings && L.pp == 1;

@@ -88,6 +88,13 @@ void Catalog::set_default_nccl(const std::string& version, const SourceRef& wher
   default_nccl_ = version;
 }
 
+void Catalog::set_megatron_arguments(MegatronArgumentTable table) {
+  if (!megatron_arguments_.empty())
+    throw InputError(table.where.file, table.where.pointer,
+                     "a second megatron_arguments (" + megatron_arguments_.where.file + " has them already)");
+  megatron_arguments_ = std::move(table);
+}
+
 Catalog::NcclLine Catalog::nccl_line(const std::string& version) const {
   std::string wanted = version.empty() ? default_nccl_ : version;
   std::vector<const NcclVersion*> lines = nccl_lines();

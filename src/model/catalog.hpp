@@ -10,6 +10,7 @@
 #include "model/network.hpp"
 #include "model/nccl_version.hpp"
 #include "model/llm_spec.hpp"
+#include "model/megatron_args.hpp"
 #include "model/source_ref.hpp"
 
 namespace topsim {
@@ -363,6 +364,10 @@ class Catalog {
   const std::map<std::string, ComputeModel>& compute_models() const { return compute_; }
   const std::map<std::string, Network>& networks() const { return networks_; }
   const std::map<std::string, TransformerSpec>& transformers() const { return transformers_; }
+  /// Megatron-LM's launch arguments (models/megatron.json); InputError when a second file sets them.
+  void set_megatron_arguments(MegatronArgumentTable table);
+  /// Empty (MegatronArgumentTable::empty()) when no models file has them.
+  const MegatronArgumentTable& megatron_arguments() const { return megatron_arguments_; }
 
   /// Cross-references between models (a GPU's nvlink/pcie model names, a switch's NVLink model, a
   /// NIC's port model) must resolve to models of the right kind; throws InputError otherwise.
@@ -398,6 +403,7 @@ class Catalog {
   std::map<std::string, OptimizerModel> optimizers_;
   std::map<std::string, ShardingModel> shardings_;
   std::map<std::string, TransformerSpec> transformers_;
+  MegatronArgumentTable megatron_arguments_;
   std::map<std::string, SourceRef> names_;  ///< one namespace for all models, so a name is unambiguous
 };
 

@@ -74,7 +74,7 @@ struct LlmLayout {
   bool account_for_embedding = false;
   bool account_for_loss = false;
   int cp = 1;                    ///< context parallel (ring attention over the sequence)
-  int ep = 1;                    ///< expert parallel (carved out of data parallel for MoE layers)
+  int ep = 1;                    ///< expert parallel (carved out of tp x cp x dp for MoE layers, llm/expert_groups.hpp)
   int dp = 0;                    ///< data-parallel replicas (0: GPUs / (tp pp cp))
   bool sp = false;               ///< sequence parallel (needs tp > 1 to mean anything)
   int zero = 1;                  ///< 0: replicated optimizer; 1: distributed optimizer; 2: + gradients; 3: + parameters

@@ -40,17 +40,6 @@ void check_usage_error(const TransformerSpec& m, const LlmLayout& L, int gpus, c
   CHECK_THROWS_WITH(resolve_layout(m, L, gpus), Catch::Contains(text));
 }
 
-PipelineInput uniform_pipeline(int pp, int vp, int m, double forward_s, double backward_s, double p2p_s) {
-  PipelineInput in;
-  in.pp = pp;
-  in.vp = vp;
-  in.micro_batches = m;
-  in.forward_s.assign(static_cast<std::size_t>(pp * vp), forward_s);
-  in.backward_s.assign(static_cast<std::size_t>(pp * vp), backward_s);
-  in.p2p_s = p2p_s;
-  return in;
-}
-
 }  // namespace
 
 TEST_CASE("llm: count_params of a tiny GELU model, tied", "[llm]") {
@@ -423,7 +412,7 @@ TEST_CASE("llm: 1F1B timeline, bubble and in-flight micro-batches", "[llm]") {
   // backward waits for micro-batch 7 to pass the (p - 1) downstream stages both ways, and the
   // schedule stalls nowhere else: makespan (m + p - 1)(f + b) = 11 x 3 = 33 s, rank 0's
   // bubble (p - 1)(f + b) = 9 s.
-  PipelineResult r = run_pipeline(uniform_pipeline(4, 1, 8, 1, 2, 0));
+  PipelineResult r = run_pipeline(test::uniform_pipeline(4, 1, 8, 1, 2, 0));
   CHECK(r.makespan_s == 33);
   CHECK(r.busy_s[0] == 24);
   CHECK(r.end_s[0] == 33);
@@ -448,7 +437,7 @@ TEST_CASE("llm: 1F1B timeline, bubble and in-flight micro-batches", "[llm]") {
   // Total 11 f + 11 b + 16 c = 11 + 22 + 8 = 41 s (with c = 0 the same chain gives the 33 s above).
   // The loop through all four ranks costs 6 c per p micro-batches: the last rank's backwards
   // come every f + b + 6 c / 4 = 3.75 s in steady state (B3 at 18.5, B7 at 33.5).
-  PipelineResult c = run_pipeline(uniform_pipeline(4, 1, 8, 1, 2, 0.5));
+  PipelineResult c = run_pipeline(test::uniform_pipeline(4, 1, 8, 1, 2, 0.5));
   CHECK(c.makespan_s == 41);
   CHECK(c.end_s[0] == 41);
   CHECK(c.end_s[3] == 33.5);
@@ -491,7 +480,7 @@ TEST_CASE("llm: interleaved 1F1B timeline from Megatron's schedule", "[llm]") {
   //       F1/3 9-10, B1/1 10-11, F3/2 11-12, B3/2 12-13, F3/3 13-14, B3/3 14-15,
   //       B1/2 15-16, B1/3 16-17.
   // Makespan 18 s; each rank is busy 16 passes x 1 s = 16 s; rank 0's bubble 2 s.
-  PipelineResult i = run_pipeline(uniform_pipeline(2, 2, 4, 1, 1, 0));
+  PipelineResult i = run_pipeline(test::uniform_pipeline(2, 2, 4, 1, 1, 0));
   CHECK(i.makespan_s == 18);
   CHECK(i.end_s[0] == 18);
   CHECK(i.end_s[1] == 17);
@@ -501,7 +490,7 @@ TEST_CASE("llm: interleaved 1F1B timeline from Megatron's schedule", "[llm]") {
   // The same work without interleaving: one 2 s forward and 2 s backward per rank and
   // micro-batch. 1F1B: (m + p - 1)(f + b) = 5 x 4 = 20 s, bubble (p - 1)(f + b) = 4 s;
   // interleaving divides the bubble by vp: 4 / 2 = 2 s.
-  PipelineResult plain = run_pipeline(uniform_pipeline(2, 1, 4, 2, 2, 0));
+  PipelineResult plain = run_pipeline(test::uniform_pipeline(2, 1, 4, 2, 2, 0));
   CHECK(plain.makespan_s == 20);
   CHECK(plain.busy_s[0] == 16);
   CHECK(plain.end_s[0] - plain.busy_s[0] == 4);
@@ -509,9 +498,9 @@ TEST_CASE("llm: interleaved 1F1B timeline from Megatron's schedule", "[llm]") {
   CHECK(i.makespan_s < plain.makespan_s);
 
   // Interleaving needs micro-batches divisible by pp: 3 over pp 2.
-  CHECK_THROWS_AS(run_pipeline(uniform_pipeline(2, 2, 3, 1, 1, 0)), std::invalid_argument);
+  CHECK_THROWS_AS(run_pipeline(test::uniform_pipeline(2, 2, 3, 1, 1, 0)), std::invalid_argument);
   // One time per virtual stage: 3 given for pp 2 x vp 2 = 4.
-  PipelineInput bad = uniform_pipeline(2, 2, 4, 1, 1, 0);
+  PipelineInput bad = test::uniform_pipeline(2, 2, 4, 1, 1, 0);
   bad.forward_s.pop_back();
   CHECK_THROWS_AS(run_pipeline(bad), std::invalid_argument);
 }

@@ -8,19 +8,6 @@
 
 using namespace topsim;
 
-namespace {
-
-PipelineInput uniform(int pp, int vp, int m, double pass_s) {
-  PipelineInput in;
-  in.pp = pp;
-  in.vp = vp;
-  in.micro_batches = m;
-  in.forward_s.assign(static_cast<std::size_t>(pp * vp), pass_s);
-  in.backward_s.assign(static_cast<std::size_t>(pp * vp), pass_s);
-  return in;
-}
-
-}  // namespace
 
 TEST_CASE("data parallel: bucket size and split", "[llm][dp]") {
   // max(40M, 1M x dp_cp): 32 ranks keep the 40M floor, 64 ranks give 64M; a given size wins.
@@ -85,22 +72,24 @@ TEST_CASE("data parallel: one bucketed iteration, 2 pipeline ranks, 2 model chun
   // Buckets of 35000: v0 (113280) splits into floor(113280 / 35000) = 3 buckets of 37760; the
   // other chunks and ranks are one bucket each (Megatron buckets only rank 0's first chunk).
   DpLayout dp = dp_layout(m, L, 35000);
+  // Distinct sizes, largest first (none scaled: no threshold given).
   REQUIRE(dp.dense_sizes.size() == 3);
-  CHECK(dp.dense_sizes[0] == Approx(37760));
+  CHECK(dp.dense_sizes[0] == Approx(113344));
   CHECK(dp.dense_sizes[1] == Approx(49280));
-  CHECK(dp.dense_sizes[2] == Approx(113344));
-  CHECK(dp.dense[0].buckets == std::vector<int>{0, 0, 0});
+  CHECK(dp.dense_sizes[2] == Approx(37760));
+  CHECK(dp.dense[0].buckets == std::vector<int>{2, 2, 2});
+  CHECK(dp.dense[0].scale == std::vector<double>{1, 1, 1});
   CHECK(dp.dense[0].bucketed);
   CHECK(dp.dense[1].buckets == std::vector<int>{1});
   CHECK(dp.dense[2].buckets == std::vector<int>{1});
-  CHECK(dp.dense[3].buckets == std::vector<int>{2});
+  CHECK(dp.dense[3].buckets == std::vector<int>{0});
   CHECK(dp.expert_sizes.empty());
 
   // The interleaved schedule with every pass 1 s (derived in test_llm.cpp, "interleaved"):
   // rank 0's backward passes end at 6, 8, 10, 12, 14, 16, 17, 18: v2's last (B2/3) is the 6th,
   // ending at 16; v0's last (B0/3) the 8th, 17-18. Rank 1's end at 5, 7, 9, 11, 13, 15, 16, 17:
   // v3's last (B3/3) the 6th, 14-15; v1's last (B1/3) the 8th, 16-17. F0/0 starts at 0, F2/0 at 2.
-  PipelineResult p = run_pipeline(uniform(2, 2, 4, 1));
+  PipelineResult p = run_pipeline(test::uniform_pipeline(2, 2, 4, 1, 1, 0));
   REQUIRE(p.end_s[0] == 18);
   REQUIRE(p.end_s[1] == 17);
   CHECK(p.last_backward_end_s[2] == 16);
@@ -108,11 +97,11 @@ TEST_CASE("data parallel: one bucketed iteration, 2 pipeline ranks, 2 model chun
   CHECK(p.last_backward_start_s[0] == 17);
   CHECK(p.first_forward_start_s[2] == 2);
 
-  // Durations by size: reduce-scatter 0.5, 0.6, 1.2 s; all-gather 0.25, 0.3, 0.6 s. The head
-  // takes 0.2 s of v3's backward.
+  // Durations by size (37760, 49280, 113344 parameters): reduce-scatter 0.5, 0.6, 1.2 s;
+  // all-gather 0.25, 0.3, 0.6 s. The head takes 0.2 s of v3's backward.
   DpDurations d;
-  d.dense_reduce_s = {0.5, 0.6, 1.2};
-  d.dense_gather_s = {0.25, 0.3, 0.6};
+  d.dense_reduce_s = {1.2, 0.6, 0.5};
+  d.dense_gather_s = {0.6, 0.3, 0.25};
   const std::vector<double> pass(4, 1.0), head{0, 0, 0, 0.2};
   DpExposure e = dp_exposure(L, dp, d, p, pass, pass, head, 0);
   // Rank 0, align_grad_reduce: v2 launched 0 passes after its last (rank 0): at 16, 16-16.6.
@@ -147,13 +136,26 @@ TEST_CASE("data parallel: one bucketed iteration, 2 pipeline ranks, 2 model chun
   // the schedule: rank 0 reduces v2 then v0 after 18; all-gathers all before the forward.
   L.overlap_grad_reduce = L.overlap_param_gather = false;
   DpLayout off = dp_layout(m, L, 35000);
-  REQUIRE(off.dense_sizes.size() == 3);  // 113280 (v0), 49280 (v1, v2), 113344 (v3)
-  CHECK(off.dense_sizes[0] == Approx(113280));
+  REQUIRE(off.dense_sizes.size() == 3);  // 113344 (v3), 113280 (v0), 49280 (v1, v2)
+  CHECK(off.dense_sizes[1] == Approx(113280));
   DpDurations d_off;
-  d_off.dense_reduce_s = {1.2, 0.6, 1.2};
-  d_off.dense_gather_s = {0.6, 0.3, 0.6};
+  d_off.dense_reduce_s = {1.2, 1.2, 0.6};
+  d_off.dense_gather_s = {0.6, 0.6, 0.3};
   DpExposure e_off = dp_exposure(L, off, d_off, p, pass, pass, head, 0.1);
   CHECK(e_off.reduce_s[0] == Approx(0.6 + 1.2));
   CHECK(e_off.reduce_s[1] == Approx(1.2 + 0.6));
   CHECK(e_off.gather_s == Approx(0.6 + 0.3));  // v0 and v2, nothing to hide behind
+
+  // Scaled from 60000 parameters: v0's 113280 runs as v3's 113344 (within 2x), scaled by
+  // 113280 / 113344; 49280 is below half of it, a size of its own.
+  DpLayout scaled = dp_layout(m, L, 35000, 60000);
+  REQUIRE(scaled.dense_sizes.size() == 2);
+  CHECK(scaled.dense[0].buckets == std::vector<int>{0});
+  CHECK(scaled.dense[0].scale[0] == Approx(113280.0 / 113344));
+  DpDurations d_scaled;
+  d_scaled.dense_reduce_s = {1.2, 0.6};
+  d_scaled.dense_gather_s = {0.6, 0.3};
+  DpExposure e_scaled = dp_exposure(L, scaled, d_scaled, p, pass, pass, head, 0);
+  CHECK(e_scaled.reduce_s[0] == Approx(0.6 + 1.2 * 113280.0 / 113344));
+  CHECK(e_scaled.gather_s == Approx(0.6 * 113280.0 / 113344 + 0.3));
 }
