@@ -545,7 +545,7 @@ LlmResult LlmIteration::run(const std::vector<Runner*>& runners) {
       d.dense_reduce_s.push_back(slowest(gradient, "dp.", size + (L.zero == 0 ? ".ar" : ".rs")));
       if (L.zero == 1) d.dense_gather_s.push_back(slowest(gradient, "dp.", size + ".ag"));
     }
-    if (L.ep > 1)
+    if (!I.dp.expert_sizes.empty())  // expert gradients: their own buffers, over the expert data-parallel groups
       for (std::size_t k = 0; k < I.dp.expert_sizes.size(); ++k) {
         const std::string size = ".s" + std::to_string(k);
         d.expert_reduce_s.push_back(slowest(gradient, "edp.", size + (L.zero == 0 ? ".ar" : ".rs")));
