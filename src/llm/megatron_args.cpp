@@ -384,6 +384,7 @@ void read_parallel(const Given& g, const TransformerSpec& m, int gpus, LlmLayout
     refuse(t, "seq_length_context_parallel", "--seq-length " + n(m.seq_len) + " with --context-parallel-size " + n(L.cp));
   L.sp = g.flag("--sequence-parallel") && L.tp > 1;  // off without tensor parallelism (arguments.py:1432-1439)
   L.tp_comm_overlap = g.flag("--tp-comm-overlap");
+  L.overlap_moe_ep_comm = g.flag("--overlap-moe-expert-parallel-comm");
   if (L.tp_comm_overlap && !L.sp) refuse(t, "tp_comm_overlap_needs_sequence_parallel", "--tp-comm-overlap without sequence parallelism");
   L.zero = g.flag("--use-distributed-optimizer") ? 1 : 0;
   L.overlap_grad_reduce = g.flag("--overlap-grad-reduce");
