@@ -440,16 +440,7 @@ def build_rows(refs):
 
 def check_rows(rows, output):
     """Keys, unique ids across every validation file, declared sources, calibration ids."""
-    ids = Counter(row["id"] for row in rows)
-    duplicates = [i for i, n in ids.items() if n > 1]
-    if duplicates:
-        raise SystemExit(f"inference_rows: duplicate ids {duplicates}")
-    for path in sorted(output.parent.glob("*.json")):
-        if path.resolve() == output.resolve():
-            continue
-        clash = ids.keys() & {row["id"] for row in json.loads(path.read_text()).get("rows", [])}
-        if clash:
-            raise SystemExit(f"inference_rows: ids also in {path}: {sorted(clash)}")
+    validation_file.check_ids_unique(rows, output, "inference_rows")
     for row in rows:
         unknown = set(row) - set(ALLOWED_KEYS)
         if unknown or row["source"] not in SOURCES:
@@ -471,10 +462,7 @@ def main():
     check_rows(rows, args.output)
     text = validation_file.render(DESCRIPTION, SOURCES, rows)
     if args.check:
-        if not args.output.exists() or args.output.read_text() != text:
-            print(f"inference_rows: {args.output} is stale: run python3 tools/inference_rows.py", file=sys.stderr)
-            return 1
-        return 0
+        return 1 if validation_file.is_stale(text, args.output, "inference_rows") else 0
     args.output.write_text(text)
     counts = Counter((row["id"].split("/")[0], row["role"]) for row in rows)
     for (group, role), count in sorted(counts.items()):

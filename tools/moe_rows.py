@@ -253,15 +253,7 @@ def build_rows(reference):
 
 
 def check_rows(rows, output):
-    ids = Counter(row["id"] for row in rows)
-    for other in sorted((ROOT / "scenarios" / "validation").glob("*.json")):
-        if other.resolve() == output.resolve():
-            continue
-        for row in json.loads(other.read_text()).get("rows", []):
-            ids[row["id"]] += 1
-    dup = [i for i, n in ids.items() if n > 1]
-    if dup:
-        raise SystemExit(f"moe_rows: ids not unique across scenarios/validation: {dup[:5]}")
+    validation_file.check_ids_unique(rows, output, "moe_rows")
     for row in rows:
         if row["source"] not in SOURCES:
             raise SystemExit(f"moe_rows: {row['id']}: source {row['source']} not declared")
@@ -287,10 +279,7 @@ def main():
     check_rows(rows, args.output)
     text = validation_file.render(description(rows), SOURCES, rows)
     if args.check:
-        if not args.output.exists() or args.output.read_text() != text:
-            print(f"moe_rows: {args.output} is stale: run python3 tools/moe_rows.py", file=sys.stderr)
-            return 1
-        return 0
+        return 1 if validation_file.is_stale(text, args.output, "moe_rows") else 0
     args.output.write_text(text)
     counts = Counter((row["model"], row["role"]) for row in rows)
     for (model, role), count in sorted(counts.items()):
