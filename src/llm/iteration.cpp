@@ -539,18 +539,18 @@ LlmResult LlmIteration::run(const std::vector<Runner*>& runners) {
   DpExposure exposure;
   exposure.reduce_s.assign(static_cast<std::size_t>(L.pp), 0);
   if (I.megatron_dp()) {
+    // Each distinct size's collectives as the gradient window ran them ("<group>.s<k>.rs"); the
+    // experts' buffers over the expert data-parallel groups.
     DpDurations d;
-    for (std::size_t k = 0; k < I.dp.dense_sizes.size(); ++k) {
-      const std::string size = ".s" + std::to_string(k);
-      d.dense_reduce_s.push_back(slowest(gradient, "dp.", size + (L.zero == 0 ? ".ar" : ".rs")));
-      if (L.zero == 1) d.dense_gather_s.push_back(slowest(gradient, "dp.", size + ".ag"));
-    }
-    if (!I.dp.expert_sizes.empty())  // expert gradients: their own buffers, over the expert data-parallel groups
-      for (std::size_t k = 0; k < I.dp.expert_sizes.size(); ++k) {
+    auto durations = [&](const std::string& prefix, std::size_t sizes, std::vector<double>& reduce, std::vector<double>& gather) {
+      for (std::size_t k = 0; k < sizes; ++k) {
         const std::string size = ".s" + std::to_string(k);
-        d.expert_reduce_s.push_back(slowest(gradient, "edp.", size + (L.zero == 0 ? ".ar" : ".rs")));
-        if (L.zero == 1) d.expert_gather_s.push_back(slowest(gradient, "edp.", size + ".ag"));
+        reduce.push_back(slowest(gradient, prefix, size + (L.zero == 0 ? ".ar" : ".rs")));
+        if (L.zero == 1) gather.push_back(slowest(gradient, prefix, size + ".ag"));
       }
+    };
+    durations("dp.", I.dp.dense_sizes.size(), d.dense_reduce_s, d.dense_gather_s);
+    durations("edp.", I.dp.expert_sizes.size(), d.expert_reduce_s, d.expert_gather_s);
     std::vector<double> head_s(static_cast<std::size_t>(stages), 0);
     head_s.back() = I.time(head_kernels(I.model, L)).bwd_s;
     exposure = dp_exposure(L, I.dp, d, with_p2p, pin.forward_s, pin.backward_s, head_s, dp_share);
