@@ -233,19 +233,6 @@ double nccl_nvlink_efficiency(const Topology& t, const Link& link) {
   return t.lowest_nccl_nvlink_efficiency().value_or(1.0);
 }
 
-// GPU to NIC of its server (or back, `reverse`): GPUDirect over the PCIe switches when they
-// join the two, else a bounce through host memory of the GPU's CPU.
-void gpu_nic_hops(const Topology& t, Vertex gpu, Vertex nic, bool reverse, bool gpu_direct, std::vector<Hop>& hops) {
-  auto fabric = [](const Device& d) { return d.type == DeviceType::pcie_switch; };
-  if (gpu_direct)
-    if (auto direct = shortest_path(t, reverse ? nic : gpu, reverse ? gpu : nic, pcie_only, fabric)) {
-      append_walk(t, reverse ? nic : gpu, *direct, hops);
-      return;
-    }
-  Route bounce = host_route(t, reverse ? nic : gpu, reverse ? gpu : nic, false, false);
-  hops.insert(hops.end(), std::make_move_iterator(bounce.path.hops.begin()), std::make_move_iterator(bounce.path.hops.end()));
-}
-
 // NCCL's PCIe efficiency, from the architecture of the topology's GPUs (the lowest if mixed);
 // the link's own when no NCCL model gives one.
 double nccl_pcie_efficiency(const Topology& t, const Link& link) {
@@ -283,16 +270,30 @@ int NearestNics::of(int gpu) {
   return nic;
 }
 
-Route find_route_via(const Topology& t, int src_gpu, int src_nic, int dst_nic, int dst_gpu, const RouteOptions& options) {
+void gpu_nic_hops(const Topology& t, Vertex gpu, Vertex nic, bool reverse, bool gpu_direct, std::vector<Hop>& hops) {
+  auto fabric = [](const Device& d) { return d.type == DeviceType::pcie_switch; };
+  if (gpu_direct)
+    if (auto direct = shortest_path(t, reverse ? nic : gpu, reverse ? gpu : nic, pcie_only, fabric)) {
+      append_walk(t, reverse ? nic : gpu, *direct, hops);
+      return;
+    }
+  Route bounce = host_route(t, reverse ? nic : gpu, reverse ? gpu : nic, false, false);
+  hops.insert(hops.end(), std::make_move_iterator(bounce.path.hops.begin()), std::make_move_iterator(bounce.path.hops.end()));
+}
+
+Route find_route_via(const Topology& t, int src_gpu, int src_nic, int dst_nic, int dst_gpu, const RouteOptions& options,
+                     const GpuNicHops* segments) {
   Vertex src = t.gpu(src_gpu), dst = t.gpu(dst_gpu);
   Vertex a = t.nics().at(static_cast<std::size_t>(src_nic)), b = t.nics().at(static_cast<std::size_t>(dst_nic));
   Route route;
   route.kind = RouteKind::network;
   std::vector<Hop>& hops = route.path.hops;
   if (options.mode == TransferMode::sm) hops.push_back(device_hop(Hop::Kind::gpu_sm, src));
-  gpu_nic_hops(t, src, a, false, options.gpu_direct, hops);
+  if (segments != nullptr) (*segments)(src, a, false, hops);
+  else gpu_nic_hops(t, src, a, false, options.gpu_direct, hops);
   append_network(t, a, b, options, hops);
-  gpu_nic_hops(t, dst, b, true, options.gpu_direct, hops);
+  if (segments != nullptr) (*segments)(dst, b, true, hops);
+  else gpu_nic_hops(t, dst, b, true, options.gpu_direct, hops);
   if (options.mode == TransferMode::sm) hops.push_back(device_hop(Hop::Kind::gpu_sm, dst));
   return route;
 }

@@ -2,6 +2,7 @@
 // How bytes get from one GPU to another, as CUDA would move them: over NVLink when the GPUs are
 // joined directly or through NVSwitches, else peer-to-peer over PCIe inside one socket, else
 // through host memory. Found on the topology graph with Boost.Graph; no simulation here.
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -111,6 +112,10 @@ struct RouteOptions {
   /// adaptive: shared by every copy of these options (a communicator and its platform), so one
   /// NIC pair keeps one placement; made on first use when null
   std::shared_ptr<FlowPlacement> placement;
+  /// A RouteTable's routes inside one server, and its GPU-NIC segments, found once per distinct
+  /// server (Topology::server_image) and translated to its copies; false searches each on its
+  /// own server, the reference the translated routes are tested against. Same routes either way.
+  bool server_templates = true;
 };
 
 /// ECMP's hash of a flow at one stage of its route: FNV-1a (64-bit) over the little-endian
@@ -130,8 +135,15 @@ Route find_route(const Topology& topology, int src_gpu, int dst_gpu, const Route
 /// Route between GPUs of different servers through given NICs (ordinals): GPUDirect RDMA when
 /// GPU and NIC share a PCIe switch tree (nvidia-smi PIX or PXB), else through host memory;
 /// then the network between the NICs.
+/// `segments`, when given, appends the GPU-NIC hops in place of searching them (a RouteTable's
+/// per-server templates give the same hops: gpu_nic_hops).
+using GpuNicHops = std::function<void(Vertex gpu, Vertex nic, bool reverse, std::vector<Hop>& hops)>;
 Route find_route_via(const Topology& topology, int src_gpu, int src_nic, int dst_nic, int dst_gpu,
-                     const RouteOptions& options);
+                     const RouteOptions& options, const GpuNicHops* segments = nullptr);
+
+/// The hops from a GPU to a NIC of its server (`reverse`: from the NIC to the GPU): GPUDirect
+/// over PCIe switches when `gpu_direct` and they join the two, else a bounce through host memory.
+void gpu_nic_hops(const Topology& topology, Vertex gpu, Vertex nic, bool reverse, bool gpu_direct, std::vector<Hop>& hops);
 
 /// The NIC a GPU uses by default: among its server's NICs, the fewest PCIe hops away; ties go
 /// round-robin by GPU ordinal (GPU0 and GPU1 sharing NIC0 and NIC1 take one each).

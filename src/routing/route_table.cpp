@@ -26,12 +26,84 @@ std::string hop_class(const Topology& t, const Hop& hop) {
 
 RouteTable::RouteTable(const Topology& topology, RouteOptions options)
     : topology_(topology), options_(std::move(options)), table_(topology, options_.mode), nearest_(topology),
-      slots_(kFirstSlots) {}
+      slots_(kFirstSlots) {
+  segments_ = [this](Vertex gpu, Vertex nic, bool reverse, std::vector<Hop>& hops) { append_segment(gpu, nic, reverse, hops); };
+}
+
+bool RouteTable::inside(const Path& path, int node) const {
+  for (const Hop& hop : path.hops) {
+    for (const LinkUse& l : hop.links)
+      if (!topology_.own_link(node, l.link)) return false;
+    for (Vertex v : hop.devices)
+      if (!topology_.in_server(node, v)) return false;
+  }
+  return true;
+}
+
+Hop RouteTable::shifted(const Hop& hop, const Topology::ServerImage& image) {
+  Hop out;
+  out.kind = hop.kind;
+  for (const LinkUse& l : hop.links) {
+    LinkUse moved = l;
+    moved.link = static_cast<std::size_t>(static_cast<std::ptrdiff_t>(l.link) + image.link_shift);
+    out.links.push_back(moved);
+  }
+  for (Vertex v : hop.devices) out.devices.push_back(static_cast<Vertex>(static_cast<std::ptrdiff_t>(v) + image.vertex_shift));
+  return out;
+}
+
+const RouteTable::Template* RouteTable::route_template(Vertex src, Vertex dst, int node) {
+  const Topology::ServerImage* image = topology_.server_image(node);
+  if (!options_.server_templates || image == nullptr) return nullptr;
+  Vertex model_src = static_cast<Vertex>(static_cast<std::ptrdiff_t>(src) - image->vertex_shift);
+  Vertex model_dst = static_cast<Vertex>(static_cast<std::ptrdiff_t>(dst) - image->vertex_shift);
+  std::uint64_t key = (static_cast<std::uint64_t>(model_src) << 32) | static_cast<std::uint64_t>(model_dst);
+  auto [it, fresh] = route_templates_.try_emplace(key);
+  Template& t = it->second;
+  if (fresh) {
+    try {
+      t.route = find_route(topology_, topology_.device(model_src).gpu_index, topology_.device(model_dst).gpu_index, options_,
+                           &nearest_);
+      t.usable = inside(t.route.path, image->model);
+      t.latency_s = path_latency_s(topology_, t.route.path);
+      t.bottleneck_Bps = path_bandwidth_Bps(topology_, t.route.path, options_.mode);
+    } catch (const std::exception&) {
+      t.usable = false;  // searched on the server itself, which names its own devices
+    }
+  }
+  return t.usable ? &t : nullptr;
+}
+
+void RouteTable::append_segment(Vertex gpu, Vertex nic, bool reverse, std::vector<Hop>& hops) {
+  const Topology::ServerImage* image = topology_.server_image(topology_.device(gpu).node);
+  if (options_.server_templates && image != nullptr && topology_.device(nic).node == topology_.device(gpu).node) {
+    Vertex model_gpu = static_cast<Vertex>(static_cast<std::ptrdiff_t>(gpu) - image->vertex_shift);
+    Vertex model_nic = static_cast<Vertex>(static_cast<std::ptrdiff_t>(nic) - image->vertex_shift);
+    std::uint64_t key = (static_cast<std::uint64_t>(model_gpu) << 33) | (static_cast<std::uint64_t>(model_nic) << 1) |
+                        (reverse ? 1U : 0U);
+    auto [it, fresh] = segment_templates_.try_emplace(key);
+    Template& t = it->second;
+    if (fresh) {
+      try {
+        gpu_nic_hops(topology_, model_gpu, model_nic, reverse, options_.gpu_direct, t.route.path.hops);
+        t.usable = inside(t.route.path, image->model);
+      } catch (const std::exception&) {
+        t.usable = false;
+      }
+    }
+    if (t.usable) {
+      for (const Hop& hop : t.route.path.hops) hops.push_back(shifted(hop, *image));
+      return;
+    }
+  }
+  gpu_nic_hops(topology_, gpu, nic, reverse, options_.gpu_direct, hops);
+}
 
 bool RouteTable::serves(const Topology& topology, const RouteOptions& options) const {
   return &topology == &topology_ && options.peer_access == options_.peer_access && options.peer_reach == options_.peer_reach &&
          options.gpu_direct == options_.gpu_direct && options.mode == options_.mode && options.ib_hca == options_.ib_hca &&
-         options.routing == options_.routing && options.seed == options_.seed && options.placement == options_.placement;
+         options.routing == options_.routing && options.seed == options_.seed && options.placement == options_.placement &&
+         options.server_templates == options_.server_templates;
 }
 
 std::size_t RouteTable::hash(const Key& k) {
@@ -112,21 +184,39 @@ const RouteTable::Entry& RouteTable::route(int src_gpu, int dst_gpu, int src_nic
   Key k{src_gpu, dst_gpu, src_nic, dst_nic};
   std::size_t at = slot_of(k);
   if (slots_[at].entry != kEmpty) return entries_[slots_[at].entry];
-  Route route = src_nic >= 0 && dst_nic >= 0 ? find_route_via(topology_, src_gpu, src_nic, dst_nic, dst_gpu, options_)
-                                             : find_route(topology_, src_gpu, dst_gpu, options_, &nearest_);
-  Entry& e = entries_.emplace_back();
-  e.kind = route.kind;
-  e.latency_s = path_latency_s(topology_, route.path);
-  e.bottleneck_Bps = path_bandwidth_Bps(topology_, route.path, options_.mode);
-  e.uses.reserve(route.path.hops.size());
-  for (const Hop& hop : route.path.hops)
+  auto add_use = [this](Entry& e, const Hop& hop) {
     if (auto use = table_.use(hop)) {
       note_new_resources(hop, *use);
       e.uses.push_back(*use);
     }
+  };
+  const Template* whole = nullptr;
+  int node = topology_.node_of(src_gpu);
+  if ((src_nic < 0 || dst_nic < 0) && src_gpu != dst_gpu && node == topology_.node_of(dst_gpu))
+    whole = route_template(topology_.gpu(src_gpu), topology_.gpu(dst_gpu), node);
+  if (whole != nullptr) {
+    const Topology::ServerImage& image = *topology_.server_image(node);
+    Entry& e = entries_.emplace_back();
+    e.kind = whole->route.kind;
+    e.latency_s = whole->latency_s;
+    e.bottleneck_Bps = whole->bottleneck_Bps;
+    e.uses.reserve(whole->route.path.hops.size());
+    for (const Hop& hop : whole->route.path.hops)
+      add_use(e, image.vertex_shift == 0 && image.link_shift == 0 ? hop : shifted(hop, image));
+  } else {
+    Route route = src_nic >= 0 && dst_nic >= 0
+                      ? find_route_via(topology_, src_gpu, src_nic, dst_nic, dst_gpu, options_, &segments_)
+                      : find_route(topology_, src_gpu, dst_gpu, options_, &nearest_);
+    Entry& e = entries_.emplace_back();
+    e.kind = route.kind;
+    e.latency_s = path_latency_s(topology_, route.path);
+    e.bottleneck_Bps = path_bandwidth_Bps(topology_, route.path, options_.mode);
+    e.uses.reserve(route.path.hops.size());
+    for (const Hop& hop : route.path.hops) add_use(e, hop);
+  }
   slots_[at] = Slot{k, static_cast<std::uint32_t>(entries_.size() - 1)};
   if (2 * entries_.size() > slots_.size()) grow();
-  return e;
+  return entries_.back();
 }
 
 }  // namespace topsim

@@ -67,6 +67,25 @@ class RouteTable {
   /// Keeps the hop that declared each resource not yet seen, and its class.
   void note_new_resources(const Hop& hop, const ResourceUse& use);
 
+  // Per-server templates (issue 51): a route inside one server, and a GPU-NIC segment, found on
+  // the server's model (Topology::server_image) and translated by its shifts. A template whose
+  // hops leave the model server, or whose search threw, is unusable: such routes are searched
+  // on the server itself, as without templates.
+  struct Template {
+    bool usable = false;
+    Route route;  ///< hops in the model server's vertices and links
+    double latency_s = 0, bottleneck_Bps = 0;  ///< whole routes only
+  };
+  /// The template of route src -> dst (same server), or null when none is usable.
+  const Template* route_template(Vertex src, Vertex dst, int node);
+  /// Appends the GPU-NIC hops of server `node`, from its model's template when usable.
+  void append_segment(Vertex gpu, Vertex nic, bool reverse, std::vector<Hop>& hops);
+  /// Whether every hop of `path` stays in server `node` (its devices and own links).
+  bool inside(const Path& path, int node) const;
+  static Hop shifted(const Hop& hop, const Topology::ServerImage& image);
+  std::unordered_map<std::uint64_t, Template> route_templates_, segment_templates_;
+  GpuNicHops segments_;  ///< append_segment, as find_route_via takes it
+
   const Topology& topology_;
   RouteOptions options_;
   ResourceTable table_;

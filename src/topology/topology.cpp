@@ -343,6 +343,7 @@ Topology Topology::build(const TopologySpec& spec, const Catalog& catalog) {
     for (Vertex v : nics) local_ids.emplace_back(t.nic_local_id(v));
     ++t.server_nic_ids_[local_ids];
   }
+  t.find_server_images();
 
   // Host-staged copies between any two GPUs need a path through CPUs and socket links.
   std::vector<int> component(boost::num_vertices(t.graph_), -1);

@@ -145,6 +145,27 @@ class Topology {
   /// Servers with NICs, counted by the local ids of their NICs (in ordinal order): one entry
   /// when all servers are wired alike, a few more when a NIC failed somewhere.
   const std::map<std::vector<std::string>, int>& server_nic_ids() const { return server_nic_ids_; }
+
+  /// A server as a translated copy of an earlier one built alike (issue 51), so that what is
+  /// found inside one server (its routes) is found once per distinct server, not once per server.
+  /// Server k is the image of server `model` when their devices and their own links are equal
+  /// field by field, in the same order, at the same positions relative to each server's first
+  /// vertex and first own link, and the links leaving them are equal too (a --degrade of a NIC's
+  /// cable breaks the likeness). A server not built alike, or whose devices or own links are not
+  /// contiguous, is its own model (shifts 0).
+  struct ServerImage {
+    int model = 0;                  ///< the lowest-numbered server it is a copy of (itself if none)
+    std::ptrdiff_t vertex_shift = 0;  ///< this server's vertex = the model's vertex + shift
+    std::ptrdiff_t link_shift = 0;    ///< this server's own link = the model's own link + shift
+  };
+  /// -1 (fabric) and out-of-range servers have none: nullptr.
+  const ServerImage* server_image(int node) const {
+    return node >= 0 && node < static_cast<int>(server_images_.size()) ? &server_images_[static_cast<std::size_t>(node)] : nullptr;
+  }
+  /// Whether vertex `v` / link `link` is one of server `node`'s devices / own links (both ends
+  /// in it), as server_image counts them.
+  bool in_server(int node, Vertex v) const;
+  bool own_link(int node, std::size_t link) const;
   const GpuModel& gpu_model(int index) const { return graph_[gpu(index)].gpu(); }
   Vertex other_end(Edge e, Vertex v) const;
   std::optional<Vertex> find(const std::string& id) const;
@@ -164,6 +185,8 @@ class Topology {
   std::optional<Vertex> find_local_cpu(Vertex device) const;
   /// Sets Device::tier and Device::island (linear in the network's size).
   void find_network_tiers();
+  /// Sets server_images_ and the servers' ranges (server_images.cpp), after server_links_.
+  void find_server_images();
 
   MovableGraph graph_;
   std::string name_, description_, file_, gpu_swap_;
@@ -174,6 +197,13 @@ class Topology {
   std::vector<std::vector<std::size_t>> server_links_;  ///< by server: see server_links()
   std::vector<std::vector<Vertex>> server_nics_;        ///< by server
   std::map<std::vector<std::string>, int> server_nic_ids_;
+  std::vector<ServerImage> server_images_;  ///< by server
+  /// By server: [first, first + count) of its vertices and of its own links; count 0 when they
+  /// are not contiguous (then the server is its own model).
+  struct ServerRange {
+    std::size_t first_vertex = 0, vertices = 0, first_link = 0, links = 0;
+  };
+  std::vector<ServerRange> server_ranges_;
   int nodes_ = 1;
   std::optional<double> lowest_nccl_pcie_;
   std::optional<double> lowest_nccl_nvlink_;
