@@ -14,6 +14,21 @@ void lend_models(sg4::NetZone* zone, const sg4::NetZone* lender) {
   impl->set_host_model(from->get_host_model());
 }
 
+std::vector<sg4::Host*> TimerPool::first(std::size_t count, const sg4::NetZone* lender) {
+  if (hosts_.size() < count) {
+    sg4::NetZone* zone = sg4::create_empty_zone("topsim.timers" + std::to_string(zones_++));
+    lend_models(zone, lender);
+    std::size_t made = hosts_.size();
+    for (std::size_t g = made; g < count; ++g) {
+      hosts_.push_back(zone->create_host("topsim.timer" + std::to_string(g), kTimerFlopsPerSecond));
+      hosts_.back()->set_core_count(kTimerCores);
+    }
+    zone->seal();
+    for (std::size_t g = made; g < count; ++g) hosts_[g]->seal();
+  }
+  return std::vector<sg4::Host*>(hosts_.begin(), hosts_.begin() + static_cast<std::ptrdiff_t>(count));
+}
+
 sg4::NetZone* flow_zone(std::vector<sg4::NetZone*>& zones, std::size_t flow, const std::string& name,
                         const std::function<void(sg4::NetZone*)>& attach) {
   while (zones.size() <= flow / kFlowsPerZone) {

@@ -80,6 +80,22 @@ void lend_models(sg4::NetZone* zone, const sg4::NetZone* lender);
 sg4::NetZone* flow_zone(std::vector<sg4::NetZone*>& zones, std::size_t flow, const std::string& name,
                         const std::function<void(sg4::NetZone*)>& attach);
 
+/// Timer hosts shared by every platform and representative run of the process. Runs never
+/// overlap, and a timer only runs its delays, so a platform of 16,384 GPUs and the next one can
+/// use the same hosts. SimGrid never destroys a host, and sealing a zone scans every host of
+/// the engine: a timer per GPU per platform made a plan's thousands of platforms quadratic.
+/// Each growth makes a zone of its own without a parent (models lent by the engine's root) and
+/// seals it and its hosts.
+class TimerPool {
+ public:
+  /// The first `count` timers, made where missing.
+  std::vector<sg4::Host*> first(std::size_t count, const sg4::NetZone* lender);
+
+ private:
+  std::vector<sg4::Host*> hosts_;
+  std::size_t zones_ = 0;
+};
+
 /// One schedule's classes of identical work as a platform and schedule of their own: one flow
 /// per op class over one link per constraint class, crossed as often as the class's ops cross
 /// one of its constraints (representatives.hpp). A transfer's class is a delay (its route
@@ -96,7 +112,8 @@ struct RepresentativeRun {
 /// not converge or leaves every op a class of its own (the full run is then no dearer).
 /// `prefix` names its SimGrid resources apart; `tracked`: list its links for the invariants.
 std::optional<RepresentativeRun> representative_run(const Platform& full, const Schedule& schedule,
-                                                    const std::string& prefix, const sg4::NetZone* lender, bool tracked);
+                                                    const std::string& prefix, const sg4::NetZone* lender, bool tracked,
+                                                    TimerPool& timers);
 
 /// The full schedule's timings from the representative run's: each op has its class's.
 std::vector<OpTiming> expand(const RepresentativeRun& run, const std::vector<OpTiming>& timings);

@@ -22,7 +22,8 @@ constexpr std::uint64_t kMaxRouteLinks = std::uint64_t{1} << 24;
 }  // namespace
 
 std::optional<RepresentativeRun> representative_run(const Platform& full, const Schedule& schedule,
-                                                    const std::string& prefix, const sg4::NetZone* lender, bool tracked) {
+                                                    const std::string& prefix, const sg4::NetZone* lender, bool tracked,
+                                                    TimerPool& timers) {
   const std::size_t n = schedule.ops.size();
   // Every constraint a flow crosses; a composite's cap is one more, shared by its ops.
   std::vector<double> capacity_Bps = full.key_capacity_Bps;
@@ -74,13 +75,7 @@ std::optional<RepresentativeRun> representative_run(const Platform& full, const 
   q.tracked = tracked;
   q.gpus = static_cast<int>(k);
   // A timer per class: its delays (or its transfers' latencies) never share one.
-  sg4::NetZone* clocks = sg4::create_empty_zone(prefix + "timers");
-  lend_models(clocks, lender);
-  for (std::size_t c = 0; c < k; ++c) {
-    q.timers.push_back(clocks->create_host(prefix + "timer" + std::to_string(c), kTimerFlopsPerSecond));
-    q.timers.back()->set_core_count(kTimerCores);
-  }
-  clocks->seal();
+  q.timers = timers.first(k, lender);
 
   std::vector<sg4::NetZone*> zones;
   const auto lend = [lender](sg4::NetZone* zone) { lend_models(zone, lender); };
@@ -145,7 +140,6 @@ std::optional<RepresentativeRun> representative_run(const Platform& full, const 
   }
   // Zones without a parent: SimGrid seals their hosts only when told (see Simulator).
   for (sg4::NetZone* zone : zones) zone->seal();
-  for (sg4::Host* host : q.timers) host->seal();
   for (const auto& [in, out] : q.composites) {
     in->seal();
     out->seal();

@@ -98,6 +98,7 @@ struct ProcessEngine {
   sg4::Engine* engine = nullptr;  ///< never deleted: SimGrid cannot make another
   sg4::NetZone* root = nullptr;   ///< the engine's root zone; only lends its models
   int simulators = 0;             ///< Simulators made so far: names their platforms apart
+  TimerPool timers;               ///< every platform's and representative run's timers
   bool root_taken = false;        ///< the first Simulator builds in the engine's root zone
   /// The running schedule's completion handler. SimGrid's completion signal is static and
   /// cannot be disconnected: it is connected once and dispatches to the run in progress.
@@ -195,15 +196,9 @@ std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions
   if (table == nullptr || !table->serves(topology, options)) table = std::make_shared<RouteTable>(topology, options);
   p.table = table;
   ResourceMap resources(*table, flows, p.prefix, p.tracked ? &p.links : nullptr);
-  // One timer host per GPU, in a zone without routes: SimGrid keeps a host's running
-  // activities in a list, so a single timer for thousands of concurrent delays is quadratic.
-  sg4::NetZone* clocks = sg4::create_empty_zone(p.prefix + topology.name() + ".timers");
-  clocks->set_parent(impl_->root);
-  for (int g = 0; g < p.gpus; ++g) {
-    p.timers.push_back(clocks->create_host(p.prefix + "timer" + std::to_string(g), kTimerFlopsPerSecond));
-    p.timers.back()->set_core_count(kTimerCores);
-  }
-  clocks->seal();
+  // One timer host per GPU (the process's pool): SimGrid keeps a host's running activities in
+  // a list, so a single timer for thousands of concurrent delays is quadratic.
+  p.timers = impl_->shared->timers.first(static_cast<std::size_t>(p.gpus), impl_->shared->root);
 
   std::vector<std::pair<int, int>> pairs = needs.pairs;
   if (needs.all_pairs)
@@ -318,7 +313,6 @@ std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions
   // SimGrid seals hosts with the engine's root zone, and this Simulator's zones are not under
   // it (see ProcessEngine): an unsealed host has no CPU constraint and crashes the first Exec.
   if (impl_->own_root) {
-    for (sg4::Host* host : p.timers) host->seal();
     for (sg4::Host* host : p.hosts)
       if (host != nullptr) host->seal();
     for (const auto& [in, out] : p.composites) {
@@ -368,7 +362,7 @@ std::vector<OpTiming> Simulator::run(std::size_t platform, const Schedule& sched
   // class. Everything else (times, the invariants) is the same in both.
   if (impl_->represent && !impl_->track) {
     std::string prefix = impl_->prefix + "r" + std::to_string(impl_->representative_runs++) + ".";
-    if (auto reduced = representative_run(p, schedule, prefix, impl_->shared->root, impl_->check)) {
+    if (auto reduced = representative_run(p, schedule, prefix, impl_->shared->root, impl_->check, impl_->shared->timers)) {
       impl_->simulated_ops = reduced->schedule.ops.size();
       return expand(*reduced, impl_->execute(reduced->platform, reduced->schedule, Impl::kNoPlatform));
     }
