@@ -152,7 +152,7 @@ def faults(readme, rows):
             found.append(f"{README}: never links {page}")
     limits = open("docs/limits.md").read()
     section = readme.split("## Limits and known weaknesses", 1)[-1]
-    for path, name in (("src/topology/cluster.hpp", "kMaxClusterGpus"), ("src/topology/flat.hpp", "kMaxFlatGpus")):
+    for path, name in (("src/topology/cluster.hpp", "max_cluster_devices"), ("src/topology/flat.hpp", "kMaxFlatGpus")):
         value = source_constant(path, name)
         if not states(section, value):
             found.append(f"{README}: its Limits section does not state {name} = {value:,} ({path})")

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "util/error.hpp"
+#include "util/processes.hpp"
 #include "util/text.hpp"
 
 namespace topsim {
@@ -27,25 +28,33 @@ void check_nics_per_node(const TopologySpec& server, int nics_per_node) {
 
 namespace {
 
-// Why `nodes` servers like `node` are too many for one topology ("" when they are not): the GPU
-// limit first (what users count), then the device limit (what memory counts).
-std::string cluster_too_big(long long nodes, const TopologySpec& node) {
+// cluster_too_big for servers like `node` on this machine.
+std::string server_cluster_too_big(long long nodes, const TopologySpec& node) {
   long long node_gpus = std::count_if(node.devices.begin(), node.devices.end(),
                                       [](const DeviceSpec& d) { return d.type == DeviceType::gpu; });
-  long long per_node = std::max<long long>(static_cast<long long>(node.devices.size()), 1);
-  if (nodes * node_gpus > kMaxClusterGpus)
-    return std::to_string(nodes) + " servers x " + std::to_string(node_gpus) + " GPUs (" + node.name + ") = " +
-           std::to_string(nodes * node_gpus) + " GPUs, more than the " + std::to_string(kMaxClusterGpus) +
-           " topsim simulates in one topology: give at most " + std::to_string(kMaxClusterGpus / std::max(node_gpus, 1LL)) +
-           " servers";
-  if (nodes * per_node > max_cluster_devices)
-    return std::to_string(nodes) + " servers of " + std::to_string(per_node) + " devices (" + node.name + ") make " +
-           std::to_string(nodes * per_node) + " devices; a cluster may have at most " + std::to_string(max_cluster_devices) +
-           " (" + std::to_string(max_cluster_devices / per_node) + " of these servers)";
-  return "";
+  return cluster_too_big(nodes, node_gpus, static_cast<long long>(node.devices.size()), node.name, physical_memory_B());
 }
 
 }  // namespace
+
+std::string cluster_too_big(long long nodes, long long node_gpus, long long node_devices, const std::string& server,
+                            double memory_B) {
+  long long per_node = std::max<long long>(node_devices, 1);
+  if (nodes * per_node > max_cluster_devices)
+    return std::to_string(nodes) + " servers of " + std::to_string(per_node) + " devices (" + server + ") make " +
+           std::to_string(nodes * per_node) + " devices; a cluster may have at most " + std::to_string(max_cluster_devices) +
+           " (" + std::to_string(max_cluster_devices / per_node) + " of these servers)";
+  const double gib = 1024.0 * 1024 * 1024;
+  double need_B = static_cast<double>(nodes * node_gpus) * kClusterBytesPerGpu;
+  if (memory_B > 0 && need_B > memory_B) {
+    long long most = static_cast<long long>(memory_B / kClusterBytesPerGpu) / std::max(node_gpus, 1LL);
+    return std::to_string(nodes) + " servers x " + std::to_string(node_gpus) + " GPUs (" + server + ") = " +
+           std::to_string(nodes * node_gpus) + " GPUs would need about " + fixed(need_B / gib, 1) + " GiB (" +
+           fixed(kClusterBytesPerGpu / 1024, 0) + " KiB per GPU), more than this machine's " + fixed(memory_B / gib, 1) +
+           " GiB of memory: give at most " + std::to_string(most) + " servers";
+  }
+  return "";
+}
 
 TopologySpec replicate_server(const TopologySpec& server, const ScaleOut& scale, const Catalog& catalog) {
   check_nics_per_node(server, scale.nics_per_node);
@@ -56,7 +65,7 @@ TopologySpec replicate_server(const TopologySpec& server, const ScaleOut& scale,
   cluster.file = server.file;
   cluster.nodes = scale.nodes > 0 ? scale.nodes : 1;
   // The node count came from --nodes, not from the file: say so rather than point into the file.
-  if (std::string why = cluster_too_big(cluster.nodes, server); !why.empty())
+  if (std::string why = server_cluster_too_big(cluster.nodes, server); !why.empty())
     throw UsageError("--nodes " + std::to_string(cluster.nodes) + ": " + why);
   cluster.name = server.name + "-x" + std::to_string(cluster.nodes);
   cluster.description = std::to_string(cluster.nodes) + " x " + server.name + " on its default " +
@@ -107,7 +116,7 @@ TopologySpec expand_cluster(const ClusterSpec& cluster, const TopologySpec& node
   out.sources = cluster.sources;
   out.nodes = cluster.nodes;
 
-  if (std::string why = cluster_too_big(cluster.nodes, node); !why.empty()) fail(cluster.where.at("nodes"), why);
+  if (std::string why = server_cluster_too_big(cluster.nodes, node); !why.empty()) fail(cluster.where.at("nodes"), why);
 
   // Which NICs each server keeps, and what they become.
   std::vector<std::string> nics;

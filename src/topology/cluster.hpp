@@ -21,20 +21,26 @@ namespace topsim {
 /// switches): 2^23, about 8 million, so that 32,768 DGX H100 (262,144 GPUs, 35 devices each)
 /// fit. Each device costs about a KiB once built (its model is shared with its kind); a file (or
 /// --nodes) asking for more would take gigabytes and minutes, so expand_cluster refuses it up
-/// front (docs/fuzzing.md).
+/// front (docs/fuzzing.md). 131,072 DGX H100 (1,048,576 GPUs) make 4.6 million.
 constexpr long long max_cluster_devices = 1LL << 23;
 
-/// Largest GPU count of an expanded cluster: 2^18 = 262,144, twice the 131,072 of the largest
-/// clusters planners size today, so they can be measured with room above (docs/limits.md has
-/// the times and memory measured). It bounds what one command may ask; it is no promise that
-/// every request below it is quick (routes between individual GPUs stop at 4096 GPUs).
-constexpr long long kMaxClusterGpus = 1LL << 18;
+/// Memory a cluster's GPU costs at most in the dearest command at scale (a 1 GiB allreduce's
+/// topology, routes, composites and engine: 13.7 KiB per GPU measured at 131,072 GPUs, issue 51,
+/// docs/limits.md), rounded up. Bounds the GPUs one command may ask for on a machine: as many
+/// as its memory holds at this rate (issue 51 lifted the fixed 262,144).
+constexpr double kClusterBytesPerGpu = 16.0 * 1024;
+
+/// Why `nodes` servers of `node_gpus` GPUs and `node_devices` devices each (named `server`) are
+/// too many for one topology on a machine of `memory_B` bytes ("" when they are not): the device
+/// limit first (the same on every machine), then what memory holds at kClusterBytesPerGpu.
+std::string cluster_too_big(long long nodes, long long node_gpus, long long node_devices, const std::string& server,
+                            double memory_B);
 
 /// One topology with every server's devices (ids prefixed "n<k>.", node = k) and links, then the
 /// fabric's switches (node -1) and links. Throws InputError at the cluster's place when the
 /// fabric cannot be built (no NICs to attach, no switch model for the NICs' ports, planes that
-/// do not divide the GPUs' NVLinks, or NICs, spines that do not divide a leaf's up ports);
-/// UsageError above kMaxClusterGpus GPUs, before allocating. Two tiers: the upper tiers become
+/// do not divide the GPUs' NVLinks, or NICs, spines that do not divide a leaf's up ports),
+/// or at /nodes when cluster_too_big says so on this machine, before allocating. Two tiers: the upper tiers become
 /// one non-blocking core (exact for even spreading; oversubscription sits at the leaves). Three
 /// tiers: explicit spines in pods, the tier above them one non-blocking core.
 TopologySpec expand_cluster(const ClusterSpec& cluster, const TopologySpec& node, const Catalog& catalog);

@@ -78,6 +78,11 @@ int usable_cpus() {
   return online > 0 ? static_cast<int>(online) : 1;
 }
 
+double physical_memory_B() {
+  long pages = ::sysconf(_SC_PHYS_PAGES), page_B = ::sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page_B > 0 ? static_cast<double>(pages) * static_cast<double>(page_B) : 0.0;
+}
+
 namespace {
 
 void stop_all(std::vector<Child>& running) {

@@ -17,6 +17,9 @@ class Progress;
 /// The CPUs this process may run on (its affinity mask, as nproc counts them); at least 1.
 int usable_cpus();
 
+/// The machine's physical memory in bytes (sysconf), 0 when it cannot tell.
+double physical_memory_B();
+
 /// Runs work(i) for every i in `items`, each in a forked child of its own (so SimGrid's platforms,
 /// never freed, leave the parent's memory flat), at most `jobs` (>= 1) at once, and returns what
 /// each returned, in the order of `items`; the answers do not depend on `jobs`. An exception

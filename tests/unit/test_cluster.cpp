@@ -103,3 +103,20 @@ TEST_CASE("cluster routes: GPUDirect RDMA through the PCIe switch, or a bounce t
   CHECK(nearest_nic(t, 0) == 0);
   CHECK(nearest_nic(t, 1) == 1);
 }
+
+TEST_CASE("cluster: the GPU limit is what the machine's memory holds at 16 KiB a GPU (issue 51)") {
+  const double gib = 1024.0 * 1024 * 1024;
+  // 131,072 DGX H100 = 1,048,576 GPUs x 16 KiB = 16 GiB: fits 24 GiB, not 8 GiB. 8 GiB holds
+  // 8 GiB / 16 KiB = 524,288 GPUs, 65,536 servers of 8.
+  CHECK(cluster_too_big(131072, 8, 35, "dgx-h100", 24 * gib).empty());
+  CHECK(cluster_too_big(131072, 8, 35, "dgx-h100", 8 * gib) ==
+        "131072 servers x 8 GPUs (dgx-h100) = 1048576 GPUs would need about 16.0 GiB (16 KiB per GPU), more than this "
+        "machine's 8.0 GiB of memory: give at most 65536 servers");
+  // The device limit comes first and is the same on every machine: 300,000 x 28 = 8.4 million
+  // devices > 2^23 = 8,388,608, which holds 299,593 such servers.
+  CHECK(cluster_too_big(300000, 8, 28, "dgx-a100", 1e18) ==
+        "300000 servers of 28 devices (dgx-a100) make 8400000 devices; a cluster may have at most 8388608 (299593 of "
+        "these servers)");
+  // Memory unknown (0): only the device limit.
+  CHECK(cluster_too_big(200000, 8, 35, "dgx-h100", 0).empty());
+}
