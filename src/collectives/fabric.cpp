@@ -97,11 +97,22 @@ int Fabric::rails() const {
   return nodes_.empty() ? 0 : least;
 }
 
+std::size_t Fabric::arc_slot(long long key) const {
+  auto x = static_cast<std::uint64_t>(key);  // splitmix64's finaliser: neighbouring ranks differ in low bits only
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  x ^= x >> 31;
+  const std::size_t mask = arc_slots_.size() - 1;
+  std::size_t at = static_cast<std::size_t>(x) & mask;
+  while (arc_slots_[at].key >= 0 && arc_slots_[at].key != key) at = (at + 1) & mask;
+  return at;
+}
+
 const Fabric::Arc& Fabric::arc(int from_rank, int to_rank, int rail) const {
   long long n = static_cast<long long>(gpus_.size());
   long long key = (static_cast<long long>(rail) + 1) * n * n + static_cast<long long>(from_rank) * n + to_rank;
-  auto found_arc = arcs_.find(key);
-  if (found_arc != arcs_.end()) return found_arc->second;
+  std::size_t at = arc_slot(key);
+  if (arc_slots_[at].key == key) return arc_list_[arc_slots_[at].arc];
   int a = node_of_rank(from_rank), b = node_of_rank(to_rank);
   const RouteTable::Entry& route = rail >= 0 && a != b ? routes_->route(gpu(from_rank), gpu(to_rank), nic(a, rail), nic(b, rail))
                                                        : routes_->route(gpu(from_rank), gpu(to_rank));
@@ -122,7 +133,15 @@ const Fabric::Arc& Fabric::arc(int from_rank, int to_rank, int rail) const {
     if (use == arc.uses.end()) arc.uses.emplace_back(id, 1);
     else ++use->second;
   }
-  return arcs_.emplace(key, std::move(arc)).first->second;
+  arc_list_.push_back(std::move(arc));
+  arc_slots_[at] = ArcSlot{key, static_cast<std::uint32_t>(arc_list_.size() - 1)};
+  if (2 * arc_list_.size() > arc_slots_.size()) {
+    std::vector<ArcSlot> old = std::move(arc_slots_);
+    arc_slots_.assign(old.size() * 2, ArcSlot{});
+    for (const ArcSlot& slot : old)
+      if (slot.key >= 0) arc_slots_[arc_slot(slot.key)] = slot;
+  }
+  return arc_list_.back();
 }
 
 double Fabric::nvlink_unit_Bps() const {

@@ -1,14 +1,17 @@
 #pragma once
 // The GPUs of one communicator and the resources between them, as NCCL's kernels see them:
 // every rank-to-rank route (SM transfer mode) reduced to the shared resources it occupies.
+#include <cstdint>
+#include <deque>
 #include <map>
-#include <unordered_map>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include <memory>
+
+#include <boost/container/small_vector.hpp>
 
 #include "routing/route_table.hpp"
 
@@ -24,7 +27,9 @@ class Fabric {
   Fabric(const Topology& topology, std::vector<int> gpus, RouteOptions options);
 
   struct Arc {
-    std::vector<std::pair<int, int>> uses;  ///< (resource, times crossed)
+    /// (resource, times crossed); inline for the usual dozen or fewer (a cluster's arcs are
+    /// counted in millions, and a heap block each was a tenth of a 4,096-server allreduce).
+    boost::container::small_vector<std::pair<int, int>, 12> uses;
     double bottleneck_Bps = 0;              ///< what the route carries alone
     RouteKind kind = RouteKind::nvlink;
     double latency_s = 0;
@@ -76,7 +81,15 @@ class Fabric {
   std::vector<int> nodes_;
   std::map<int, std::vector<int>> nics_;  ///< by server
   std::shared_ptr<RouteTable> routes_;
-  mutable std::unordered_map<long long, Arc> arcs_;  ///< by from x ranks + to, filled on first use
+  // Arcs by key (rail + 1) x ranks^2 + from x ranks + to, filled on first use: open addressing
+  // over a deque (references stay valid), as RouteTable indexes its routes.
+  struct ArcSlot {
+    long long key = -1;
+    std::uint32_t arc = 0;  ///< index into arc_list_; meaningless where key < 0
+  };
+  mutable std::deque<Arc> arc_list_;
+  mutable std::vector<ArcSlot> arc_slots_ = std::vector<ArcSlot>(64);  ///< a power of two, at most half full
+  std::size_t arc_slot(long long key) const;
   /// Resource ids by constraint key, in order of first use here (bound reports break ties by it).
   mutable std::vector<int> ids_;
   mutable std::vector<double> capacity_;
