@@ -14,7 +14,7 @@ void lend_models(sg4::NetZone* zone, const sg4::NetZone* lender) {
   impl->set_host_model(from->get_host_model());
 }
 
-std::vector<sg4::Host*> TimerPool::first(std::size_t count, const sg4::NetZone* lender) {
+void TimerPool::reserve(std::size_t count, const sg4::NetZone* lender) {
   if (hosts_.size() < count) {
     sg4::NetZone* zone = sg4::create_empty_zone("topsim.timers" + std::to_string(zones_++));
     lend_models(zone, lender);
@@ -26,7 +26,6 @@ std::vector<sg4::Host*> TimerPool::first(std::size_t count, const sg4::NetZone* 
     zone->seal();
     for (std::size_t g = made; g < count; ++g) hosts_[g]->seal();
   }
-  return std::vector<sg4::Host*>(hosts_.begin(), hosts_.begin() + static_cast<std::ptrdiff_t>(count));
 }
 
 sg4::NetZone* flow_zone(std::vector<sg4::NetZone*>& zones, std::size_t flow, const std::string& name,

@@ -62,7 +62,6 @@ struct Platform {
   std::map<std::pair<int, int>, PairRoute> pairs;   ///< declared routes
   std::vector<std::pair<sg4::Host*, sg4::Host*>> composites;
   std::vector<double> composite_bottleneck_Bps;  ///< by composite: its narrowest resource or cap
-  std::vector<sg4::Host*> timers;  ///< by GPU ordinal: where that GPU's delays run
   // What the representative run needs: every constraint a flow crosses, before reduction.
   std::vector<std::vector<ConstraintKey>> composite_keys;  ///< by composite, repeats kept
   std::vector<double> composite_cap_Bps;                   ///< by composite; 0 when uncapped
@@ -80,16 +79,18 @@ void lend_models(sg4::NetZone* zone, const sg4::NetZone* lender);
 sg4::NetZone* flow_zone(std::vector<sg4::NetZone*>& zones, std::size_t flow, const std::string& name,
                         const std::function<void(sg4::NetZone*)>& attach);
 
-/// Timer hosts shared by every platform and representative run of the process. Runs never
-/// overlap, and a timer only runs its delays, so a platform of 16,384 GPUs and the next one can
-/// use the same hosts. SimGrid never destroys a host, and sealing a zone scans every host of
-/// the engine: a timer per GPU per platform made a plan's thousands of platforms quadratic.
-/// Each growth makes a zone of its own without a parent (models lent by the engine's root) and
-/// seals it and its hosts.
+/// Timer hosts shared by every platform and representative run of the process, made as runs
+/// need them: timer g runs the delays of GPU ordinal g (of class g in a representative run).
+/// Runs never overlap, and a timer only runs its delays, so one run's timers can be the next
+/// one's. SimGrid never destroys a host, making one is dear, and sealing a zone scans every host
+/// of the engine: a timer per GPU per platform (16,384 each in a plan's layouts) was a fifth of a
+/// plan. Each growth makes a zone of its own without a parent (models lent by the engine's root)
+/// and seals it and its hosts.
 class TimerPool {
  public:
-  /// The first `count` timers, made where missing.
-  std::vector<sg4::Host*> first(std::size_t count, const sg4::NetZone* lender);
+  /// Makes timers up to `count` where missing.
+  void reserve(std::size_t count, const sg4::NetZone* lender);
+  sg4::Host* at(std::size_t timer) const { return hosts_.at(timer); }
 
  private:
   std::vector<sg4::Host*> hosts_;
@@ -112,8 +113,7 @@ struct RepresentativeRun {
 /// not converge or leaves every op a class of its own (the full run is then no dearer).
 /// `prefix` names its SimGrid resources apart; `tracked`: list its links for the invariants.
 std::optional<RepresentativeRun> representative_run(const Platform& full, const Schedule& schedule,
-                                                    const std::string& prefix, const sg4::NetZone* lender, bool tracked,
-                                                    TimerPool& timers);
+                                                    const std::string& prefix, const sg4::NetZone* lender, bool tracked);
 
 /// The full schedule's timings from the representative run's: each op has its class's.
 std::vector<OpTiming> expand(const RepresentativeRun& run, const std::vector<OpTiming>& timings);

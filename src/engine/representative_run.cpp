@@ -22,8 +22,7 @@ constexpr std::uint64_t kMaxRouteLinks = std::uint64_t{1} << 24;
 }  // namespace
 
 std::optional<RepresentativeRun> representative_run(const Platform& full, const Schedule& schedule,
-                                                    const std::string& prefix, const sg4::NetZone* lender, bool tracked,
-                                                    TimerPool& timers) {
+                                                    const std::string& prefix, const sg4::NetZone* lender, bool tracked) {
   const std::size_t n = schedule.ops.size();
   // Every constraint a flow crosses; a composite's cap is one more, shared by its ops.
   std::vector<double> capacity_Bps = full.key_capacity_Bps;
@@ -74,8 +73,8 @@ std::optional<RepresentativeRun> representative_run(const Platform& full, const 
   q.prefix = prefix;
   q.tracked = tracked;
   q.gpus = static_cast<int>(k);
-  // A timer per class: its delays (or its transfers' latencies) never share one.
-  q.timers = timers.first(k, lender);
+  // A timer per class (the pool's timer c): its delays (or its transfers' latencies) never
+  // share one.
 
   std::vector<sg4::NetZone*> zones;
   const auto lend = [lender](sg4::NetZone* zone) { lend_models(zone, lender); };

@@ -196,9 +196,6 @@ std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions
   if (table == nullptr || !table->serves(topology, options)) table = std::make_shared<RouteTable>(topology, options);
   p.table = table;
   ResourceMap resources(*table, flows, p.prefix, p.tracked ? &p.links : nullptr);
-  // One timer host per GPU (the process's pool): SimGrid keeps a host's running activities in
-  // a list, so a single timer for thousands of concurrent delays is quadratic.
-  p.timers = impl_->shared->timers.first(static_cast<std::size_t>(p.gpus), impl_->shared->root);
 
   std::vector<std::pair<int, int>> pairs = needs.pairs;
   if (needs.all_pairs)
@@ -362,7 +359,7 @@ std::vector<OpTiming> Simulator::run(std::size_t platform, const Schedule& sched
   // class. Everything else (times, the invariants) is the same in both.
   if (impl_->represent && !impl_->track) {
     std::string prefix = impl_->prefix + "r" + std::to_string(impl_->representative_runs++) + ".";
-    if (auto reduced = representative_run(p, schedule, prefix, impl_->shared->root, impl_->check, impl_->shared->timers)) {
+    if (auto reduced = representative_run(p, schedule, prefix, impl_->shared->root, impl_->check)) {
       impl_->simulated_ops = reduced->schedule.ops.size();
       return expand(*reduced, impl_->execute(reduced->platform, reduced->schedule, Impl::kNoPlatform));
     }
@@ -372,7 +369,14 @@ std::vector<OpTiming> Simulator::run(std::size_t platform, const Schedule& sched
 }
 
 std::vector<OpTiming> Simulator::Impl::execute(const Platform& p, const Schedule& schedule, std::size_t platform) {
-  auto timer = [&](int gpu) { return p.timers[gpu >= 0 && gpu < p.gpus ? gpu : 0]; };
+  // One timer host per GPU, made for the GPUs this schedule delays (the process's pool):
+  // SimGrid keeps a host's running activities in a list, so a single timer for thousands of
+  // concurrent delays is quadratic.
+  auto timer_index = [&](int gpu) { return static_cast<std::size_t>(gpu >= 0 && gpu < p.gpus ? gpu : 0); };
+  std::size_t timers = 1;
+  for (const Op& op : schedule.ops) timers = std::max(timers, timer_index(op.src_gpu) + 1);
+  shared->timers.reserve(timers, shared->root);
+  auto timer = [&](int gpu) { return shared->timers.at(timer_index(gpu)); };
   auto check_size = checked_size;
   std::vector<std::vector<std::size_t>> successors(schedule.ops.size());
   std::vector<std::size_t> waiting(schedule.ops.size(), 0);
