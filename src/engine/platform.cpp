@@ -2,6 +2,8 @@
 
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
 
+#include <algorithm>
+
 namespace topsim {
 
 void lend_models(sg4::NetZone* zone, const sg4::NetZone* lender) {
@@ -16,6 +18,8 @@ void lend_models(sg4::NetZone* zone, const sg4::NetZone* lender) {
 
 void TimerPool::reserve(std::size_t count, const sg4::NetZone* lender) {
   if (hosts_.size() < count) {
+    // At least doubling: every growth seals a zone, and a seal scans all the engine's hosts.
+    count = std::max({count, 2 * hosts_.size(), kFirstTimers});
     sg4::NetZone* zone = sg4::create_empty_zone("topsim.timers" + std::to_string(zones_++));
     lend_models(zone, lender);
     std::size_t made = hosts_.size();

@@ -93,6 +93,7 @@ class TimerPool {
   sg4::Host* at(std::size_t timer) const { return hosts_.at(timer); }
 
  private:
+  static constexpr std::size_t kFirstTimers = 64;
   std::vector<sg4::Host*> hosts_;
   std::size_t zones_ = 0;
 };
