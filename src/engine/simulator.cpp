@@ -252,25 +252,29 @@ std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions
   }
   // Composite flows: every route's resources first, then only the constraints that can bind
   // (distinct_constraints.hpp); pair routes' constraints stay, since any transfer may load them.
-  std::vector<std::vector<ResourceUse>> uses(needs.composites.size());
+  // By composite: the routes of its hops, in order (entries of the table, which outlives this
+  // function); their uses are read twice below rather than copied (a tree's composite at
+  // 131,072 GPUs crosses a million resources).
+  std::vector<std::vector<const RouteTable::Entry*>> routes(needs.composites.size());
+  std::vector<std::vector<ConstraintKey>>& keys = p.composite_keys;
+  keys.resize(needs.composites.size());
   for (std::size_t c = 0; c < needs.composites.size(); ++c) {
     LinkIds* ids = p.tracked ? &p.composite_links.emplace_back() : nullptr;
     double bottleneck_Bps = needs.composites[c].cap_Bps.value_or(std::numeric_limits<double>::infinity());
-    // Routes first, so that the uses are stored at their size (a composite of a tree's chain
+    // Routes first, so that the keys are stored at their size (a composite of a tree's chain
     // crosses hundreds of resources; grown by doubling they held up to twice that).
-    std::vector<const RouteTable::Entry*> routes;
-    routes.reserve(needs.composites[c].hops.size());
+    routes[c].reserve(needs.composites[c].hops.size());
     std::size_t crossed = 0;
     for (const CompositeHop& hop : needs.composites[c].hops) {
       check_pair({hop.src, hop.dst});
-      routes.push_back(&table->route(hop.src, hop.dst, hop.src_nic, hop.dst_nic));
-      crossed += routes.back()->uses.size();
+      routes[c].push_back(&table->route(hop.src, hop.dst, hop.src_nic, hop.dst_nic));
+      crossed += routes[c].back()->uses.size();
     }
-    uses[c].reserve(crossed);
-    for (const RouteTable::Entry* route : routes) {
+    keys[c].reserve(crossed);
+    for (const RouteTable::Entry* route : routes[c]) {
       for (const ResourceUse& u : route->uses) {
         resources.track(u, ids);
-        uses[c].push_back(u);
+        keys[c].push_back(table->key(u));
       }
       bottleneck_Bps = std::min(bottleneck_Bps, route->bottleneck_Bps);
     }
@@ -279,19 +283,14 @@ std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions
   std::vector<double>& key_capacity_Bps = p.key_capacity_Bps;
   for (const Resource& r : table->resources()) key_capacity_Bps.insert(key_capacity_Bps.end(), 2, r.capacity_Bps);
   pinned.resize(key_capacity_Bps.size(), false);
-  std::vector<std::vector<ConstraintKey>>& keys = p.composite_keys;
-  keys.resize(uses.size());
-  for (std::size_t c = 0; c < uses.size(); ++c) {
-    keys[c].reserve(uses[c].size());
-    for (const ResourceUse& u : uses[c]) keys[c].push_back(table->key(u));
-  }
   std::vector<bool> keep = impl_->reduce ? distinct_constraints(keys, key_capacity_Bps, pinned)
                                          : std::vector<bool>(key_capacity_Bps.size(), true);
   for (std::size_t c = 0; c < needs.composites.size(); ++c) {
     p.composite_cap_Bps.push_back(needs.composites[c].cap_Bps.value_or(0.0));
     std::vector<sg4::LinkInRoute> links;
-    for (const ResourceUse& u : uses[c])
-      if (keep[table->key(u)]) links.push_back(resources.link(u));
+    for (const RouteTable::Entry* route : routes[c])
+      for (const ResourceUse& u : route->uses)
+        if (keep[table->key(u)]) links.push_back(resources.link(u));
     if (auto cap = needs.composites[c].cap_Bps) {
       auto* limit = flows->create_link(p.prefix + "composite" + std::to_string(c) + ".cap", *cap);
       limit->set_sharing_policy(sg4::Link::SharingPolicy::SHARED);
