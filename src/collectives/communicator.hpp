@@ -277,6 +277,9 @@ class Communicator {
   bool network_ = false;
   std::vector<std::vector<int>> node_ranks_;  ///< ranks of each server, in rank order
   std::vector<Rail> rails_;
+  /// Whether rail 0's steps inside a server all run on NVLink (intra_step_s), found on first
+  /// ask: the rails are fixed at construction, and the ring spans every server (131,072 hops).
+  mutable std::optional<bool> intra_nvlink_;
   bool declaring_ = true;
   std::map<std::string, std::size_t> composite_ids_;
   PlatformNeeds needs_;

@@ -61,10 +61,13 @@ int Communicator::rail_count(const CollRequest& request, Plan& plan) const {
 
 double Communicator::intra_step_s(const NcclProtocol& proto) const {
   // Steps inside a server take NVLink's term, or PCIe's when the rail's chain leaves NVLink.
-  std::vector<RankHop> inside;
-  for (const RankHop& h : rail_ring(0))
-    if (h.rail < 0) inside.push_back(h);
-  return step_cost_s(proto, inside);
+  if (!intra_nvlink_) {
+    std::vector<RankHop> inside;
+    for (const RankHop& h : rail_ring(0))
+      if (h.rail < 0) inside.push_back(h);
+    intra_nvlink_ = all_nvlink(inside);
+  }
+  return *intra_nvlink_ ? proto.nvlink_hop_s : proto.pcie_hop_s;
 }
 
 double Communicator::net_step_s(const NcclProtocol& proto) const {
