@@ -28,53 +28,54 @@ void check_link_ends(const Device& a, const Device& b, const LinkModel& model, c
     };
     return in(a.type) && in(b.type);
   };
-  std::string pair = a.id + " (" + to_string(a.type) + ") and " + b.id + " (" + to_string(b.type) + ")";
+  // Built only for a message: a million links pass.
+  auto pair_text = [&] { return a.id + " (" + to_string(a.type) + ") and " + b.id + " (" + to_string(b.type) + ")"; };
   switch (model.kind) {
     case LinkKind::nvlink:
       if (!both_in({DeviceType::gpu, DeviceType::nvswitch}))
-        fail(where, "NVLink model '" + model.name + "' cannot join " + pair + "; NVLink joins GPUs and NVSwitches");
+        fail(where, "NVLink model '" + model.name + "' cannot join " + pair_text() + "; NVLink joins GPUs and NVSwitches");
       return;
     case LinkKind::pcie:
       if (both_in({DeviceType::gpu, DeviceType::nic}) || (a.type == DeviceType::cpu && b.type == DeviceType::cpu) ||
           either(DeviceType::nvswitch))
-        fail(where, "PCIe model '" + model.name + "' cannot join " + pair +
+        fail(where, "PCIe model '" + model.name + "' cannot join " + pair_text() +
                         "; PCIe joins a GPU or NIC to a PCIe switch or CPU, or switches and CPUs to each other");
       return;
     case LinkKind::socket:
     case LinkKind::numa:
       if (!both_in({DeviceType::cpu}))
-        fail(where, std::string(to_string(model.kind)) + " link model '" + model.name + "' cannot join " + pair +
+        fail(where, std::string(to_string(model.kind)) + " link model '" + model.name + "' cannot join " + pair_text() +
                         "; it joins two CPUs");
       return;
     case LinkKind::network:
       if (!both_in({DeviceType::nic, DeviceType::network_switch}))
-        fail(where, "network link model '" + model.name + "' cannot join " + pair +
+        fail(where, "network link model '" + model.name + "' cannot join " + pair_text() +
                         "; network links join NICs and network switches");
       return;
   }
 }
 
 // A GPU or NVSwitch speaks one NVLink generation; a link of another generation is a wiring error.
-void check_nvlink_generation(const Device& d, const LinkModel& model, const SourceRef& where) {
+// `link_at` is the link's place; errors point at its model.
+void check_nvlink_generation(const Device& d, const LinkModel& model, const SourceRef& link_at) {
+  auto fail = [&](const std::string& message) { topsim::fail(link_at.at("model"), message); };
   if (d.type == DeviceType::gpu) {
     const GpuModel& gpu = d.gpu();
-    if (gpu.nvlink_model.empty()) fail(where, describe_device(d) + " has no NVLink");
-    if (gpu.nvlink_model != model.name)
-      fail(where, describe_device(d) + " speaks " + gpu.nvlink_model + ", not " + model.name);
+    if (gpu.nvlink_model.empty()) fail(describe_device(d) + " has no NVLink");
+    if (gpu.nvlink_model != model.name) fail(describe_device(d) + " speaks " + gpu.nvlink_model + ", not " + model.name);
   } else if (d.type == DeviceType::nvswitch) {
     const SwitchModel& sw = d.switch_model();
-    if (sw.nvlink_model != model.name)
-      fail(where, describe_device(d) + " has " + sw.nvlink_model + " ports, not " + model.name);
+    if (sw.nvlink_model != model.name) fail(describe_device(d) + " has " + sw.nvlink_model + " ports, not " + model.name);
   }
 }
 
 // A NIC's or network switch's ports speak one network link model.
-void check_port_model(const Device& d, const LinkModel& model, const SourceRef& where) {
-  std::string speaks = d.type == DeviceType::nic ? d.nic().port_model
-                       : d.type == DeviceType::network_switch ? d.switch_model().port_model
-                                                              : std::string();
-  if (!speaks.empty() && speaks != model.name)
-    fail(where, describe_device(d) + " has " + speaks + " ports, not " + model.name);
+void check_port_model(const Device& d, const LinkModel& model, const SourceRef& link_at) {
+  const std::string* speaks = d.type == DeviceType::nic              ? &d.nic().port_model
+                              : d.type == DeviceType::network_switch ? &d.switch_model().port_model
+                                                                     : nullptr;
+  if (speaks != nullptr && !speaks->empty() && *speaks != model.name)
+    fail(link_at.at("model"), describe_device(d) + " has " + *speaks + " ports, not " + model.name);
 }
 
 // Ports, lanes and host interfaces used so far on one device; checked as each link is added so
@@ -196,10 +197,11 @@ Topology Topology::build(const TopologySpec& spec, const Catalog& catalog) {
     d.node = ds.node;
     d.slowdown = ds.slowdown;
     d.where = ds.where;
-    SourceRef model_at = ds.where.at("model");
+    // The model's place, made only where a lookup or a check may fail (a million devices pass).
+    auto model_at = [&ds] { return ds.where.at("model"); };
     switch (ds.type) {
       case DeviceType::gpu:
-        d.model = shared(ds, [&] { return Model(catalog.gpu(ds.model, model_at)); });
+        d.model = shared(ds, [&] { return Model(catalog.gpu(ds.model, model_at())); });
         if (const NcclModel* nccl = catalog.nccl(d.gpu().architecture)) {
           auto& slot = nccl_models[d.gpu().architecture];
           if (!slot) slot = std::make_shared<const NcclModel>(*nccl);
@@ -210,12 +212,13 @@ Topology Topology::build(const TopologySpec& spec, const Catalog& catalog) {
       case DeviceType::nvswitch:
       case DeviceType::pcie_switch:
       case DeviceType::network_switch: {
-        const SwitchModel& sw = catalog.switch_model(ds.model, model_at);
+        auto& slot = models[{ds.type, ds.model}];
+        const SwitchModel& sw = slot ? std::get<SwitchModel>(*slot) : catalog.switch_model(ds.model, model_at());
         SwitchKind wanted = ds.type == DeviceType::nvswitch      ? SwitchKind::nvswitch
                             : ds.type == DeviceType::pcie_switch ? SwitchKind::pcie
                                                                  : SwitchKind::network;
         if (sw.kind != wanted)
-          fail(model_at, "switch model '" + ds.model + "' is " +
+          fail(model_at(), "switch model '" + ds.model + "' is " +
                              (sw.kind == SwitchKind::nvswitch ? "an NVSwitch"
                               : sw.kind == SwitchKind::pcie   ? "a PCIe switch"
                                                               : "a network switch") +
@@ -223,9 +226,9 @@ Topology Topology::build(const TopologySpec& spec, const Catalog& catalog) {
         d.model = shared(ds, [&] { return Model(sw); });
         break;
       }
-      case DeviceType::cpu: d.model = shared(ds, [&] { return Model(catalog.cpu(ds.model, model_at)); }); break;
+      case DeviceType::cpu: d.model = shared(ds, [&] { return Model(catalog.cpu(ds.model, model_at())); }); break;
       case DeviceType::nic:
-        d.model = shared(ds, [&] { return Model(catalog.nic(ds.model, model_at)); });
+        d.model = shared(ds, [&] { return Model(catalog.nic(ds.model, model_at())); });
         d.nic_index = static_cast<int>(t.nics_.size());
         break;
     }
@@ -252,6 +255,7 @@ Topology Topology::build(const TopologySpec& spec, const Catalog& catalog) {
 
   std::vector<Budget> budget(boost::num_vertices(t.graph_));
   std::unordered_map<std::uint64_t, std::size_t> joined;  ///< (lower end << 32 | upper end) -> link
+  std::unordered_map<std::string, const LinkModel*> link_models;  ///< by name, as looked up
   joined.reserve(spec.links.size());
   for (std::size_t i = 0; i < spec.links.size(); ++i) {
     const LinkSpec& ls = spec.links[i];
@@ -264,18 +268,20 @@ Topology Topology::build(const TopologySpec& spec, const Catalog& catalog) {
       fail(ls.where, ls.a + " and " + ls.b + " are already linked at " + spec.links[twin->second].where.pointer +
                          "; describe parallel links with one entry and \"count\"");
 
-    const SourceRef model_at = ls.where.at("model");
-    const LinkModel& model = catalog.link(ls.model, model_at);
+    // Each model looked up once by name (the lookup's place made only then, for its error).
+    const LinkModel*& known = link_models[ls.model];
+    if (known == nullptr) known = &catalog.link(ls.model, ls.where.at("model"));
+    const LinkModel& model = *known;
     const Device& da = t.graph_[a];
     const Device& db = t.graph_[b];
     check_link_ends(da, db, model, ls.where);
     if (model.kind == LinkKind::nvlink) {
-      check_nvlink_generation(da, model, model_at);
-      check_nvlink_generation(db, model, model_at);
+      check_nvlink_generation(da, model, ls.where);
+      check_nvlink_generation(db, model, ls.where);
     }
     if (model.kind == LinkKind::network) {
-      check_port_model(da, model, model_at);
-      check_port_model(db, model, model_at);
+      check_port_model(da, model, ls.where);
+      check_port_model(db, model, ls.where);
     }
     Link link;
     link.index = i;
