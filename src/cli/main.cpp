@@ -28,38 +28,10 @@ std::string executable_path(const char* argv0) {
   return ec ? std::string() : self.string();
 }
 
-// Restarts this process once with glibc's malloc asked to back its heap with transparent huge
-// pages (glibc >= 2.35, tunable glibc.malloc.hugetlb=1), when the kernel grants them on request
-// only ("[madvise]", Debian's default). A 16,384-GPU allreduce touches 290 MB in small pieces:
-// 4 KiB pages cost 82,000 page faults and about a fifth of its run time on this kind of machine.
-// Nothing changes but speed; a user's own GLIBC_TUNABLES that names the tunable is left alone
-// (glibc.malloc.hugetlb=0 turns this off), and a failed exec simply goes on without it.
-void prefer_huge_pages(const std::string& self, char** argv) {
-#if defined(__linux__) && !defined(__SANITIZE_ADDRESS__)
-  const char* tunables = std::getenv("GLIBC_TUNABLES");
-  std::string current = tunables != nullptr ? tunables : "";
-  if (current.find("glibc.malloc.hugetlb") != std::string::npos) return;
-  std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
-  std::string modes;
-  std::getline(thp, modes);
-  if (modes.find("[madvise]") == std::string::npos) return;
-  std::string wanted = (current.empty() ? "" : current + ":") + "glibc.malloc.hugetlb=1";
-  if (setenv("GLIBC_TUNABLES", wanted.c_str(), 1) != 0) return;
-  if (!self.empty()) execv(self.c_str(), argv);  // by its path, so that ps and top still say topsim
-  // Still here: exec failed. Without the restart the tunable is ignored, so take it back out.
-  if (tunables != nullptr) setenv("GLIBC_TUNABLES", current.c_str(), 1);
-  else unsetenv("GLIBC_TUNABLES");
-#else
-  (void)self;
-  (void)argv;
-#endif
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string self = executable_path(argv[0]);
-  prefer_huge_pages(self, argv);
   topsim::Context context;
   const char* env = std::getenv("TOPSIM_DATA_DIR");
   context.data.env = env != nullptr ? env : "";
