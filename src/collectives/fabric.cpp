@@ -120,6 +120,7 @@ const Fabric::Arc& Fabric::arc(int from_rank, int to_rank, int rail) const {
   arc.kind = route.kind;
   arc.latency_s = route.latency_s;
   arc.bottleneck_Bps = route.bottleneck_Bps;
+  boost::container::small_vector<std::pair<int, int>, 16> uses;
   for (const ResourceUse& u : route.uses) {
     ConstraintKey k = routes_->key(u);
     if (ids_.size() <= k) ids_.resize(k + 1, -1);
@@ -129,10 +130,20 @@ const Fabric::Arc& Fabric::arc(int from_rank, int to_rank, int rail) const {
       capacity_.push_back(routes_->resources()[u.resource].capacity_Bps);
       keys_.push_back(k);
     }
-    auto use = std::find_if(arc.uses.begin(), arc.uses.end(), [&](const auto& used) { return used.first == id; });
-    if (use == arc.uses.end()) arc.uses.emplace_back(id, 1);
+    auto use = std::find_if(uses.begin(), uses.end(), [&](const auto& used) { return used.first == id; });
+    if (use == uses.end()) uses.emplace_back(id, 1);
     else ++use->second;
   }
+  if (block_free_ < uses.size()) {
+    std::size_t size = std::max(kUseBlock, uses.size());
+    use_blocks_.push_back(std::make_unique<std::pair<int, int>[]>(size));
+    next_use_ = use_blocks_.back().get();
+    block_free_ = size;
+  }
+  arc.uses.first = next_use_;
+  next_use_ = std::copy(uses.begin(), uses.end(), next_use_);
+  arc.uses.last = next_use_;
+  block_free_ -= uses.size();
   arc_list_.push_back(std::move(arc));
   arc_slots_[at] = ArcSlot{key, static_cast<std::uint32_t>(arc_list_.size() - 1)};
   if (2 * arc_list_.size() > arc_slots_.size()) {

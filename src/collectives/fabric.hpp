@@ -27,9 +27,16 @@ class Fabric {
   Fabric(const Topology& topology, std::vector<int> gpus, RouteOptions options);
 
   struct Arc {
-    /// (resource, times crossed); inline for the usual dozen or fewer (a cluster's arcs are
-    /// counted in millions, and a heap block each was a tenth of a 4,096-server allreduce).
-    boost::container::small_vector<std::pair<int, int>, 12> uses;
+    /// (resource, times crossed), in the fabric's arena: a cluster's arcs are counted in
+    /// millions, and a heap block each was a tenth of a 4,096-server allreduce's time and, inline,
+    /// a third of its memory.
+    struct Uses {
+      const std::pair<int, int>* first = nullptr;
+      const std::pair<int, int>* last = nullptr;  ///< one past
+      const std::pair<int, int>* begin() const { return first; }
+      const std::pair<int, int>* end() const { return last; }
+      std::size_t size() const { return static_cast<std::size_t>(last - first); }
+    } uses;
     double bottleneck_Bps = 0;              ///< what the route carries alone
     RouteKind kind = RouteKind::nvlink;
     double latency_s = 0;
@@ -88,6 +95,11 @@ class Fabric {
     std::uint32_t arc = 0;  ///< index into arc_list_; meaningless where key < 0
   };
   mutable std::deque<Arc> arc_list_;
+  /// The arcs' uses, in blocks that never move (an arc's uses lie in one block).
+  static constexpr std::size_t kUseBlock = std::size_t{1} << 16;
+  mutable std::vector<std::unique_ptr<std::pair<int, int>[]>> use_blocks_;
+  mutable std::size_t block_free_ = 0;  ///< pairs left in the last block
+  mutable std::pair<int, int>* next_use_ = nullptr;  ///< the first of them
   mutable std::vector<ArcSlot> arc_slots_ = std::vector<ArcSlot>(64);  ///< a power of two, at most half full
   std::size_t arc_slot(long long key) const;
   /// Resource ids by constraint key, in order of first use here (bound reports break ties by it).
