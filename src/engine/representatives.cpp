@@ -47,10 +47,26 @@ class Palette {
   std::vector<std::size_t> offsets_{0};
 };
 
-using Crossings = std::vector<std::pair<std::uint32_t, std::uint32_t>>;  ///< (index, times), index ascending
+using Crossing = std::pair<std::uint32_t, std::uint32_t>;  ///< (index, times)
+using Crossings = std::vector<Crossing>;                    ///< index ascending
+
+/// Crossings of many items in one array (compressed rows): a cluster's tree crosses a million
+/// constraints, and a vector each cost a heap block per constraint.
+struct CrossingRows {
+  std::vector<std::size_t> begin{0};  ///< row r is [begin[r], begin[r + 1])
+  std::vector<Crossing> all;
+  struct Row {
+    const Crossing* first;
+    const Crossing* last;
+    const Crossing* begin() const { return first; }
+    const Crossing* end() const { return last; }
+  };
+  Row operator[](std::size_t r) const { return Row{all.data() + begin[r], all.data() + begin[r + 1]}; }
+};
 
 // Appends (colour of each entry, summed times) to `signature`, colours ascending.
-void append_by_colour(const Crossings& crossings, const std::vector<std::uint32_t>& colour_of,
+template <typename Range>
+void append_by_colour(const Range& crossings, const std::vector<std::uint32_t>& colour_of,
                       std::vector<std::pair<std::uint32_t, std::uint64_t>>& scratch, std::vector<std::uint64_t>& signature) {
   scratch.clear();
   for (const auto& [index, times] : crossings) scratch.emplace_back(colour_of[index], times);
@@ -76,23 +92,27 @@ Representatives representatives(const Schedule& schedule, const std::vector<OpCo
   std::vector<std::uint32_t> local(key_capacity_Bps.size(), kNone);
   std::vector<ConstraintKey> key_of_local;
   std::vector<Crossings> op_crossings(n);
+  std::vector<std::uint32_t> crossed;
   for (std::size_t i = 0; i < n; ++i) {
     if (ops[i].keys == nullptr) continue;
-    std::vector<ConstraintKey> all;
-    all.reserve(ops[i].keys->size() + 1);
-    all = *ops[i].keys;
-    if (ops[i].also != OpConstraints::kNoKey) all.push_back(ops[i].also);
-    std::vector<std::uint32_t> crossed;
-    crossed.reserve(all.size());
-    for (ConstraintKey key : all) {
+    crossed.clear();
+    crossed.reserve(ops[i].keys->size() + 1);
+    auto cross = [&](ConstraintKey key) {
       if (key >= local.size()) throw std::invalid_argument("representatives: key out of range");
       if (local[key] == kNone) {
         local[key] = static_cast<std::uint32_t>(key_of_local.size());
         key_of_local.push_back(key);
       }
       crossed.push_back(local[key]);
-    }
+    };
+    for (ConstraintKey key : *ops[i].keys) cross(key);
+    if (ops[i].also != OpConstraints::kNoKey) cross(ops[i].also);
     std::sort(crossed.begin(), crossed.end());
+    // Stored at its size: a tree's composite crosses a million constraints, grown by doubling
+    // it held up to twice that.
+    std::size_t distinct = 0;
+    for (std::size_t a = 0; a < crossed.size(); ++a) distinct += a == 0 || crossed[a] != crossed[a - 1] ? 1 : 0;
+    op_crossings[i].reserve(distinct);
     for (std::size_t a = 0; a < crossed.size();) {
       std::size_t b = a;
       while (b < crossed.size() && crossed[b] == crossed[a]) ++b;
@@ -101,9 +121,18 @@ Representatives representatives(const Schedule& schedule, const std::vector<OpCo
     }
   }
   const std::size_t keys = key_of_local.size();
-  std::vector<Crossings> key_crossers(keys);
+  // Each key's crossers, ops ascending, as compressed rows.
+  CrossingRows key_crossers;
+  key_crossers.begin.assign(keys + 1, 0);
   for (std::size_t i = 0; i < n; ++i)
-    for (const auto& [k, times] : op_crossings[i]) key_crossers[k].emplace_back(static_cast<std::uint32_t>(i), times);
+    for (const auto& [k, times] : op_crossings[i]) ++key_crossers.begin[k + 1];
+  for (std::size_t k = 0; k < keys; ++k) key_crossers.begin[k + 1] += key_crossers.begin[k];
+  key_crossers.all.resize(key_crossers.begin[keys]);
+  {
+    std::vector<std::size_t> next(key_crossers.begin.begin(), key_crossers.begin.end() - 1);
+    for (std::size_t i = 0; i < n; ++i)
+      for (const auto& [k, times] : op_crossings[i]) key_crossers.all[next[k]++] = Crossing{static_cast<std::uint32_t>(i), times};
+  }
 
   std::vector<std::uint32_t> op_colour(n), key_colour(keys);
   std::vector<std::uint64_t> signature;
