@@ -135,7 +135,8 @@ const Fabric::Arc& Fabric::arc(int from_rank, int to_rank, int rail) const {
     else ++use->second;
   }
   if (block_free_ < uses.size()) {
-    std::size_t size = std::max(kUseBlock, uses.size());
+    // Blocks double from small: a layout has thousands of communicators with a few arcs each.
+    std::size_t size = std::max(std::min(kUseBlock, kFirstUseBlock << use_blocks_.size()), uses.size());
     use_blocks_.push_back(std::make_unique<std::pair<int, int>[]>(size));
     next_use_ = use_blocks_.back().get();
     block_free_ = size;

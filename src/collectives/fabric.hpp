@@ -96,7 +96,8 @@ class Fabric {
   };
   mutable std::deque<Arc> arc_list_;
   /// The arcs' uses, in blocks that never move (an arc's uses lie in one block).
-  static constexpr std::size_t kUseBlock = std::size_t{1} << 16;
+  static constexpr std::size_t kUseBlock = std::size_t{1} << 16;  ///< the largest block
+  static constexpr std::size_t kFirstUseBlock = 64;
   mutable std::vector<std::unique_ptr<std::pair<int, int>[]>> use_blocks_;
   mutable std::size_t block_free_ = 0;  ///< pairs left in the last block
   mutable std::pair<int, int>* next_use_ = nullptr;  ///< the first of them
