@@ -25,8 +25,8 @@ namespace topsim {
 constexpr long long max_cluster_devices = 1LL << 23;
 
 /// Memory a cluster's GPU costs at most in the dearest command at scale (a 1 GiB allreduce's
-/// topology, routes, composites and engine: 13.7 KiB per GPU measured at 131,072 GPUs, issue 51,
-/// docs/limits.md), rounded up. Bounds the GPUs one command may ask for on a machine: as many
+/// topology, routes, composites and engine: 13.7 KiB per GPU at 131,072 GPUs before issue 51,
+/// 11.1 KiB at 1,048,576 after it, docs/limits.md), rounded up. Bounds the GPUs one command may ask for on a machine: as many
 /// as its memory holds at this rate (issue 51 lifted the fixed 262,144).
 constexpr double kClusterBytesPerGpu = 16.0 * 1024;
 
