@@ -288,9 +288,10 @@ std::size_t Simulator::add_platform(const Topology& topology, const RouteOptions
   for (std::size_t c = 0; c < needs.composites.size(); ++c) {
     p.composite_cap_Bps.push_back(needs.composites[c].cap_Bps.value_or(0.0));
     std::vector<sg4::LinkInRoute> links;
+    std::size_t crossing = 0;  ///< into keys[c], which lists the same uses in the same order
     for (const RouteTable::Entry* route : routes[c])
       for (const ResourceUse& u : route->uses)
-        if (keep[table->key(u)]) links.push_back(resources.link(u));
+        if (keep[keys[c][crossing++]]) links.push_back(resources.link(u));
     if (auto cap = needs.composites[c].cap_Bps) {
       auto* limit = flows->create_link(p.prefix + "composite" + std::to_string(c) + ".cap", *cap);
       limit->set_sharing_policy(sg4::Link::SharingPolicy::SHARED);

@@ -201,8 +201,7 @@ const RouteTable::Entry& RouteTable::route(int src_gpu, int dst_gpu, int src_nic
     e.latency_s = whole->latency_s;
     e.bottleneck_Bps = whole->bottleneck_Bps;
     e.uses.reserve(whole->route.path.hops.size());
-    for (const Hop& hop : whole->route.path.hops)
-      add_use(e, image.vertex_shift == 0 && image.link_shift == 0 ? hop : shifted(hop, image));
+    for (const Hop& hop : whole->route.path.hops) add_use(e, shifted(hop, image));
   } else {
     Route route = src_nic >= 0 && dst_nic >= 0
                       ? find_route_via(topology_, src_gpu, src_nic, dst_nic, dst_gpu, options_, &segments_)
